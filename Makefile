@@ -1,0 +1,40 @@
+# Two commands for users: `make demo` and `make test`. Both install into .venv first if needed.
+.PHONY: install demo test validate bench notebooks clean
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+# A Python 3.12 interpreter: python3.12 on PATH if it runs (a pyenv shim may exist but
+# refuse), else pyenv's own 3.12 installs. PyMC 6 / ArviZ 1.x need >= 3.12.
+PYTHON312 ?= $(shell for p in python3.12 $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do \
+	"$$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON312)" || { echo "error: no working python3.12 found (install Python 3.12, or set PYTHON312=/path/to/python3.12)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON312) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/bayes-raters demo
+
+test: install
+	$(BIN)/python -m pytest -m "not slow" -q
+
+# Slow statistical checks (calibration, large recoveries).
+validate: install
+	$(BIN)/python -m pytest -m slow -q
+
+bench: install
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Re-execute the notebooks in full mode and store their outputs (slow; run by hand).
+notebooks: install
+	$(BIN)/python notebooks/execute.py --full notebooks/*.ipynb
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

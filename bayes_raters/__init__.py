@@ -1,0 +1,75 @@
+"""bayes_raters: Bayesian models of human ratings.
+
+Three families: CTT true scores with rater error (:mod:`bayes_raters.ctt`),
+bounded pairwise latents, and item response theory. This top level re-exports
+the public API of the foundation: errors, the long-format data layer, agreement
+metrics and the closed-form PRMSE estimators.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from bayes_raters.agreement import (
+    degradation,
+    pearson_r,
+    quadratic_weighted_kappa,
+    r2_score,
+    standardized_mean_difference,
+)
+from bayes_raters.ctt import (
+    double_scored_subset,
+    mse_true,
+    prmse_table,
+    prmse_true,
+    simulate_dataset,
+    true_score_variance,
+    variance_of_errors,
+)
+from bayes_raters.data import (
+    long_to_wide,
+    validate_ratings,
+    validate_system_scores,
+    wide_systems_to_long,
+    wide_to_long,
+)
+from bayes_raters.errors import (
+    BayesRatersError,
+    BayesRatersWarning,
+    ConvergenceError,
+    ConvergenceWarning,
+    InsufficientDataError,
+    InvalidInputError,
+    SmallSampleWarning,
+)
+
+try:
+    __version__ = version("bayes_raters")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "BayesRatersError",
+    "BayesRatersWarning",
+    "ConvergenceError",
+    "ConvergenceWarning",
+    "InsufficientDataError",
+    "InvalidInputError",
+    "SmallSampleWarning",
+    "__version__",
+    "degradation",
+    "double_scored_subset",
+    "long_to_wide",
+    "mse_true",
+    "pearson_r",
+    "prmse_table",
+    "prmse_true",
+    "quadratic_weighted_kappa",
+    "r2_score",
+    "simulate_dataset",
+    "standardized_mean_difference",
+    "true_score_variance",
+    "validate_ratings",
+    "validate_system_scores",
+    "variance_of_errors",
+    "wide_systems_to_long",
+    "wide_to_long",
+]

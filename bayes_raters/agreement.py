@@ -1,0 +1,99 @@
+r"""Classical agreement metrics between system scores M and human scores H.
+
+These are the metrics whose dependence on rater quality motivates PRMSE
+(Loukina et al. 2020, Section 4). All take equal-length 1-D arrays of finite numbers;
+moments are population moments (ddof=0) unless a docstring says otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from bayes_raters.data import as_float_vector
+from bayes_raters.errors import InvalidInputError
+
+
+def _pair(system: object, human: object, names: tuple[str, str] = ("system", "human")):
+    m = as_float_vector(system, names[0])
+    h = as_float_vector(human, names[1])
+    if m.shape != h.shape:
+        raise InvalidInputError(
+            f"{names[0]} and {names[1]} must have the same length, got {m.size} and {h.size}."
+        )
+    if m.size < 2:
+        raise InvalidInputError(f"agreement metrics need at least 2 responses, got {m.size}.")
+    return m, h
+
+
+def _require_variance(values: np.ndarray, name: str) -> None:
+    if np.ptp(values) == 0:
+        raise InvalidInputError(f"{name} is constant; the metric is undefined without variance.")
+
+
+def pearson_r(system: object, human: object) -> float:
+    """Pearson correlation between system and human scores (``scipy.stats.pearsonr``)."""
+    m, h = _pair(system, human)
+    _require_variance(m, "system")
+    _require_variance(h, "human")
+    return float(stats.pearsonr(m, h).statistic)
+
+
+def quadratic_weighted_kappa(system: object, human: object) -> float:
+    r"""Quadratic weighted kappa, for discrete or continuous scores (Haberman's form):
+
+    .. math:: \kappa_2 = \frac{2\,\mathrm{Cov}(M, H)}{\mathrm{Var}(H) + \mathrm{Var}(M) + (\bar M - \bar H)^2}
+
+    with population moments. For integer scores this equals Cohen's kappa with
+    quadratic weights computed from the confusion matrix.
+    """
+    m, h = _pair(system, human)
+    covariance = np.mean((m - m.mean()) * (h - h.mean()))
+    denominator = h.var() + m.var() + (m.mean() - h.mean()) ** 2
+    if denominator == 0:
+        raise InvalidInputError("QWK is undefined when both score vectors are the same constant.")
+    return float(2 * covariance / denominator)
+
+
+def r2_score(system: object, human: object) -> float:
+    r""":math:`R^2 = 1 - \sum_i (H_i - M_i)^2 / \sum_i (H_i - \bar H)^2`, the human score as
+    the observed value and the system score as the prediction."""
+    m, h = _pair(system, human)
+    _require_variance(h, "human")
+    return float(1 - np.sum((h - m) ** 2) / np.sum((h - h.mean()) ** 2))
+
+
+def degradation(system: object, human_1: object, human_2: object, *, reference: str = "first") -> float:
+    r"""Degradation: :math:`r(M, H_\mathrm{ref}) - r(H_1, H_2)`.
+
+    ``reference`` is ``"first"`` (:math:`H_1`) or ``"mean"`` (:math:`(H_1 + H_2)/2`).
+    The sign follows RSMTool and the values Loukina et al. (2020) report (-0.05 to
+    -0.30): negative when the system agrees with humans less than humans agree with
+    each other.
+    """
+    h1, h2 = _pair(human_1, human_2, ("human_1", "human_2"))
+    if reference == "first":
+        ref = h1
+    elif reference == "mean":
+        ref = (h1 + h2) / 2
+    else:
+        raise InvalidInputError(f"reference must be 'first' or 'mean', got {reference!r}.")
+    return pearson_r(system, ref) - pearson_r(h1, h2)
+
+
+def standardized_mean_difference(system: object, human: object, *, method: str = "unpooled") -> float:
+    r"""Standardized mean difference :math:`(\bar M - \bar H) / s`.
+
+    ``method="unpooled"``: :math:`s` is the human SD; ``"pooled"``:
+    :math:`s = \sqrt{(s_H^2 + s_M^2)/2}`. Sample SDs (ddof=1), as in RSMTool.
+    """
+    m, h = _pair(system, human)
+    if method == "unpooled":
+        scale = h.std(ddof=1)
+    elif method == "pooled":
+        scale = np.sqrt((h.var(ddof=1) + m.var(ddof=1)) / 2)
+    else:
+        raise InvalidInputError(f"method must be 'unpooled' or 'pooled', got {method!r}.")
+    if scale == 0:
+        raise InvalidInputError("standardized mean difference is undefined: zero standard deviation.")
+    return float((m.mean() - h.mean()) / scale)

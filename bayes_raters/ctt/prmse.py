@@ -1,0 +1,290 @@
+r"""Closed-form true-score estimators of Haberman (Loukina et al. 2020, Appendix B).
+
+Classical test theory: rating :math:`H_{ij} = T_i + e_{ij}` of response
+:math:`i = 1..N` by its :math:`j = 1..c_i`-th rater, errors uncorrelated with common
+variance :math:`V_e`; the true score is :math:`T_i = E[H_{ij}]`. With
+:math:`\bar H_i` the mean rating of response i, :math:`c_\cdot = \sum_i c_i` and
+:math:`\bar H = \sum_i c_i \bar H_i / c_\cdot`:
+
+.. math::
+
+    \hat V_e &= \frac{\sum_i \sum_j (H_{ij} - \bar H_i)^2}{\sum_i (c_i - 1)}
+    \quad\text{(pooled within-response variance)}\\
+    \hat V_T &= \frac{\sum_i c_i (\bar H_i - \bar H)^2 - (N - 1)\hat V_e}
+                      {c_\cdot - \sum_i c_i^2 / c_\cdot}\\
+    \widehat{MSE}(T|M) &= \frac{\sum_i c_i (\bar H_i - M_i)^2 - N \hat V_e}{c_\cdot}\\
+    \widehat{PRMSE} &= 1 - \widehat{MSE} / \hat V_T
+
+All four are unbiased or ratios of unbiased estimators; they agree with
+``rsmtool.utils.prmse`` on the same input. Every estimator here is computed from
+per-response sufficient statistics (count, mean, within sum of squares), so the
+long-format path never builds a dense response x rater matrix.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from bayes_raters.data import as_float_vector, validate_ratings, validate_system_scores
+from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
+
+#: Loukina et al. (2020): consistent PRMSE needs about this many double-scored responses.
+RECOMMENDED_DOUBLE_SCORED = 1000
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """Sufficient sums of one evaluation set (scalars or arrays, one entry per system)."""
+
+    n: np.ndarray  # responses N
+    n_multiple: np.ndarray  # responses with two or more ratings
+    c_total: np.ndarray  # total ratings c.
+    c2_total: np.ndarray  # sum of c_i^2
+    dof: np.ndarray  # sum of (c_i - 1): degrees of freedom for the error variance
+    ss_within: np.ndarray  # sum_i sum_j (H_ij - mean_i)^2
+    ss_between: np.ndarray  # sum_i c_i (mean_i - grand mean)^2
+    ss_system: np.ndarray | None = None  # sum_i c_i (mean_i - M_i)^2
+
+
+def _error_variance(sums: _Sums) -> np.ndarray:
+    if np.any(sums.dof == 0):
+        raise InsufficientDataError(
+            "No response has two or more ratings, so the rater error variance cannot be "
+            "estimated. Double-score some responses (ideally 1,000 or more) or pass a known "
+            "error_variance."
+        )
+    return sums.ss_within / sums.dof
+
+
+def _true_score_variance(sums: _Sums, error_variance: np.ndarray) -> np.ndarray:
+    if np.any(sums.n < 2):
+        raise InsufficientDataError("The true-score variance needs at least two rated responses.")
+    denominator = sums.c_total - sums.c2_total / sums.c_total
+    return (sums.ss_between - (sums.n - 1) * error_variance) / denominator
+
+
+def _mse_true(sums: _Sums, error_variance: np.ndarray) -> np.ndarray:
+    return (sums.ss_system - sums.n * error_variance) / sums.c_total
+
+
+def _checked_error_variance(error_variance: float | None, sums: _Sums) -> np.ndarray:
+    if error_variance is None:
+        return _error_variance(sums)
+    value = float(error_variance)
+    if not np.isfinite(value) or value < 0:
+        raise InvalidInputError(f"error_variance must be a finite number >= 0, got {error_variance!r}.")
+    return np.full(np.shape(sums.n), value)
+
+
+def _human_matrix(human_scores: object) -> np.ndarray:
+    try:
+        matrix = np.asarray(human_scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"human_scores must be numeric (NaN for a missing rating): {exc}."
+        ) from None
+    if matrix.ndim != 2:
+        raise InvalidInputError(
+            f"human_scores must be 2-D (n_responses, n_ratings) with NaN for a missing rating, "
+            f"got shape {matrix.shape}."
+        )
+    if np.isinf(matrix).any():
+        raise InvalidInputError("human_scores contains infinite values.")
+    counts = (~np.isnan(matrix)).sum(axis=1)
+    unrated = np.flatnonzero(counts == 0)
+    if unrated.size:
+        raise InvalidInputError(
+            f"human_scores: {unrated.size} response(s) have no rating (all NaN), at rows "
+            f"{unrated[:5].tolist()}. Drop them: a response nobody rated cannot be evaluated."
+        )
+    return matrix
+
+
+def _wide_sums(human_scores: object, system: object | None = None) -> _Sums:
+    matrix = _human_matrix(human_scores)
+    counts = (~np.isnan(matrix)).sum(axis=1).astype(float)
+    means = np.nanmean(matrix, axis=1)
+    ss_within = np.nansum((matrix - means[:, None]) ** 2)
+    grand = np.sum(counts * means) / counts.sum()
+    ss_system = None
+    if system is not None:
+        scores = as_float_vector(system, "system")
+        if scores.shape[0] != matrix.shape[0]:
+            raise InvalidInputError(
+                f"system has {scores.shape[0]} scores but human_scores has {matrix.shape[0]} rows; "
+                "they must describe the same responses in the same order."
+            )
+        ss_system = np.sum(counts * (means - scores) ** 2)
+    return _Sums(
+        n=np.asarray(matrix.shape[0]),
+        n_multiple=np.sum(counts > 1),
+        c_total=counts.sum(),
+        c2_total=np.sum(counts**2),
+        dof=np.sum(counts - 1),
+        ss_within=ss_within,
+        ss_between=np.sum(counts * (means - grand) ** 2),
+        ss_system=ss_system,
+    )
+
+
+def _warn_out_of_range(
+    prmse: np.ndarray, n_multiple: np.ndarray, labels: list[str], error_variance_given: bool
+) -> None:
+    """One SmallSampleWarning listing every PRMSE outside [0, 1] (or not finite)."""
+    prmse, n_multiple = np.atleast_1d(prmse), np.atleast_1d(n_multiple)
+    bad = ~((prmse >= 0) & (prmse <= 1))
+    if not bad.any():
+        return
+    cases = "; ".join(
+        f"{label}PRMSE={value:.3f} from {int(m)} double-scored responses"
+        for label, value, m in zip(np.asarray(labels)[bad], prmse[bad], n_multiple[bad])
+    )
+    if error_variance_given:
+        cause = (
+            "check that the error_variance you supplied is on the scale of these ratings; "
+            "with few responses the true-score variance estimate is also noisy."
+        )
+    else:
+        cause = (
+            "the double-scored sample is too small or too noisy to estimate the rater error "
+            "variance at this precision; Loukina et al. (2020) recommend at least "
+            f"~{RECOMMENDED_DOUBLE_SCORED} double-scored responses."
+        )
+    warnings.warn(f"PRMSE outside [0, 1] ({cases}): {cause}", SmallSampleWarning, stacklevel=3)
+
+
+def variance_of_errors(human_scores: object) -> float:
+    r"""Rater error variance :math:`\hat V_e`: the within-response variances (ddof=1) of
+    all responses with two or more ratings, pooled with weights :math:`c_i - 1`.
+
+    ``human_scores`` is an (n_responses, n_ratings) array or DataFrame, NaN for a
+    missing rating. Raises :class:`InsufficientDataError` if no response has two ratings.
+    """
+    return float(_error_variance(_wide_sums(human_scores)))
+
+
+def true_score_variance(human_scores: object, error_variance: float | None = None) -> float:
+    r"""Unbiased true-score variance
+    :math:`\hat V_T = [\sum_i c_i(\bar H_i - \bar H)^2 - (N-1)\hat V_e] / (c_\cdot - \sum_i c_i^2/c_\cdot)`.
+
+    ``error_variance`` defaults to :func:`variance_of_errors` of the same scores.
+    """
+    sums = _wide_sums(human_scores)
+    return float(_true_score_variance(sums, _checked_error_variance(error_variance, sums)))
+
+
+def mse_true(system: object, human_scores: object, error_variance: float | None = None) -> float:
+    r"""Unbiased mean squared error of system scores against the true score,
+    :math:`\widehat{MSE}(T|M) = [\sum_i c_i(\bar H_i - M_i)^2 - N\hat V_e] / c_\cdot`."""
+    sums = _wide_sums(human_scores, system)
+    return float(_mse_true(sums, _checked_error_variance(error_variance, sums)))
+
+
+def prmse_true(system: object, human_scores: object, error_variance: float | None = None) -> float:
+    r"""Proportional reduction in mean squared error against the true score,
+    :math:`\widehat{PRMSE} = 1 - \widehat{MSE}(T|M) / \hat V_T`.
+
+    Warns with :class:`SmallSampleWarning` (and still returns the value) when the
+    estimate falls outside [0, 1], which happens when too few responses are double-scored.
+    """
+    sums = _wide_sums(human_scores, system)
+    variance = _checked_error_variance(error_variance, sums)
+    value = float(1 - _mse_true(sums, variance) / _true_score_variance(sums, variance))
+    _warn_out_of_range(np.asarray(value), sums.n_multiple, [""], error_variance is not None)
+    return value
+
+
+def _per_response(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per-response count, mean and within sum of squares of validated long ratings."""
+    grouped = ratings.groupby("response", sort=False)["score"]
+    stats = grouped.agg(count="count", mean="mean", var="var")
+    stats["ss_within"] = (stats["var"] * (stats["count"] - 1)).fillna(0.0)
+    return stats.drop(columns="var")
+
+
+def _system_sums(ratings: pd.DataFrame, systems: pd.DataFrame) -> tuple[_Sums, pd.DataFrame]:
+    """Sufficient sums per system, each over the responses that system scored."""
+    joined = systems.join(_per_response(ratings), on="response", how="inner")
+    c = joined["count"].astype(float)
+    grand = (c * joined["mean"]).groupby(joined["system"]).transform("sum") / c.groupby(
+        joined["system"]
+    ).transform("sum")
+    parts = pd.DataFrame(
+        {
+            "system": joined["system"],
+            "n": 1.0,
+            "n_multiple": (c > 1).astype(float),
+            "c_total": c,
+            "c2_total": c**2,
+            "dof": c - 1,
+            "ss_within": joined["ss_within"],
+            "ss_between": c * (joined["mean"] - grand) ** 2,
+            "ss_system": c * (joined["mean"] - joined["score"]) ** 2,
+        }
+    )
+    totals = parts.groupby("system", sort=False).sum()  # systems in order of first appearance
+    sums = _Sums(**{field: totals[field].to_numpy() for field in _Sums.__dataclass_fields__})
+    counts = pd.DataFrame(
+        {
+            "n": totals["n"].astype(int),
+            "n_raters": ratings.merge(systems[["response", "system"]], on="response")
+            .groupby("system")["rater"]
+            .nunique()
+            .reindex(totals.index),
+            "n_single": (totals["n"] - totals["n_multiple"]).astype(int),
+            "n_multiple": totals["n_multiple"].astype(int),
+        }
+    )
+    return sums, counts
+
+
+def prmse_table(
+    ratings: pd.DataFrame,
+    system_scores: pd.DataFrame,
+    *,
+    error_variance: float | None = None,
+    score_range: tuple[float, float] | None = None,
+    response: str = "response",
+    rater: str = "rater",
+    system: str = "system",
+    score: str = "score",
+) -> pd.DataFrame:
+    """Closed-form PRMSE of many systems at once, from long-format tables.
+
+    ``ratings`` has one row per (response, rater) and ``system_scores`` one row per
+    (response, system); both share the ``response`` and ``score`` column names.
+    Each system is evaluated on the responses it scored, exactly as
+    :func:`prmse_true` on those rows (so the error variance is estimated from that
+    system's responses unless ``error_variance`` is given).
+
+    Returns a DataFrame indexed by ``system`` with columns ``n`` (responses),
+    ``n_raters``, ``n_single``, ``n_multiple`` (responses with one / several ratings),
+    ``error_variance``, ``true_score_variance``, ``mse_true`` and ``prmse``.
+    """
+    ratings = validate_ratings(ratings, response=response, rater=rater, score=score, score_range=score_range)
+    systems = validate_system_scores(
+        system_scores, ratings=ratings, response=response, system=system, score=score
+    )
+    sums, table = _system_sums(ratings, systems)
+    if error_variance is None and np.any(sums.dof == 0):
+        names = table.index[sums.dof == 0].tolist()
+        raise InsufficientDataError(
+            f"System(s) {names} were scored only on responses with a single rating, so the "
+            "rater error variance cannot be estimated for them. Double-score some of their "
+            "responses (ideally 1,000 or more) or pass a known error_variance."
+        )
+    variance = _checked_error_variance(error_variance, sums)
+    table["error_variance"] = variance
+    table["true_score_variance"] = _true_score_variance(sums, variance)
+    table["mse_true"] = _mse_true(sums, variance)
+    table["prmse"] = 1 - table["mse_true"] / table["true_score_variance"]
+    table.index.name = "system"
+    labels = [f"system {name!r}: " for name in table.index]
+    _warn_out_of_range(
+        table["prmse"].to_numpy(), table["n_multiple"].to_numpy(), labels, error_variance is not None
+    )
+    return table

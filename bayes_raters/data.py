@@ -1,0 +1,286 @@
+"""Long-format rating tables: validation and conversion.
+
+Every model family reads long tables, one row per observation; a missing rating is
+an absent row, never a NaN cell in a dense matrix. This module turns user tables
+into validated frames with canonical column names:
+
+* ratings: ``response, rater, score``
+* system scores: ``response, system, score``
+
+Column names in the user's table are arguments; the returned frame always uses
+the canonical names. Validation raises :class:`~bayes_raters.errors.InvalidInputError`
+with a message that names the column, shows offending rows and says what to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from bayes_raters.errors import InvalidInputError
+
+_SHOW = 5  # offending rows quoted in an error message
+
+
+def _require_frame(table: object, what: str) -> pd.DataFrame:
+    if not isinstance(table, pd.DataFrame):
+        raise InvalidInputError(
+            f"{what} must be a pandas DataFrame in long format, got {type(table).__name__}."
+        )
+    return table
+
+
+def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str) -> None:
+    """``columns`` maps canonical role -> the user's column name."""
+    missing = [f"{name!r} ({role})" for role, name in columns.items() if name not in table.columns]
+    if missing:
+        roles = ", ".join(f"{role}=" for role, name in columns.items() if name not in table.columns)
+        raise InvalidInputError(
+            f"{what} is missing column(s) {', '.join(missing)}; it has {list(table.columns)}. "
+            f"Rename the columns or pass the names you use ({roles}...)."
+        )
+
+
+def _quote_rows(table: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
+    rows = table.loc[np.asarray(mask)]
+    shown = rows.head(_SHOW).to_dict(orient="records")
+    more = f" and {len(rows) - _SHOW} more" if len(rows) > _SHOW else ""
+    return f"{shown}{more}"
+
+
+def _numeric_scores(table: pd.DataFrame, column: str, what: str) -> pd.Series:
+    values = table[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        coerced = pd.to_numeric(values, errors="coerce")
+        bad = coerced.isna() & values.notna()
+        if pd.api.types.is_bool_dtype(values) or not bad.any():
+            bad = values.notna()
+        raise InvalidInputError(
+            f"{what}: column {column!r} must hold numbers, but it has dtype {values.dtype}; "
+            f"non-numeric rows: {_quote_rows(table, bad)}. Convert or drop these rows."
+        )
+    scores = values.astype(float)
+    missing = scores.isna().to_numpy()
+    if missing.any():
+        raise InvalidInputError(
+            f"{what}: column {column!r} has {missing.sum()} missing (NaN) score(s), e.g. "
+            f"{_quote_rows(table, missing)}. A missing rating is an absent row: drop these rows."
+        )
+    infinite = ~np.isfinite(scores.to_numpy())
+    if infinite.any():
+        raise InvalidInputError(
+            f"{what}: column {column!r} has infinite score(s): {_quote_rows(table, infinite)}."
+        )
+    return scores
+
+
+def _ids(table: pd.DataFrame, column: str, what: str) -> pd.Series:
+    ids = table[column]
+    missing = ids.isna().to_numpy()
+    if missing.any():
+        raise InvalidInputError(
+            f"{what}: column {column!r} has {missing.sum()} missing id(s), e.g. "
+            f"{_quote_rows(table, missing)}. Every row needs an id."
+        )
+    return ids
+
+
+def _no_duplicates(table: pd.DataFrame, keys: list[str], what: str) -> None:
+    duplicated = table.duplicated(subset=keys, keep=False).to_numpy()
+    if duplicated.any():
+        raise InvalidInputError(
+            f"{what}: {duplicated.sum()} rows repeat a ({', '.join(keys)}) pair, e.g. "
+            f"{_quote_rows(table, duplicated)}. Keep one score per pair (or give repeated "
+            "ratings their own rater id)."
+        )
+
+
+def check_score_range(scores: pd.Series, score_range: tuple[float, float] | None, what: str) -> None:
+    """Raise if any score lies outside the declared closed interval ``score_range``."""
+    if score_range is None:
+        return
+    low, high = score_range
+    if not low < high:
+        raise InvalidInputError(f"score_range must be (low, high) with low < high, got {score_range}.")
+    outside = ((scores < low) | (scores > high)).to_numpy()
+    if outside.any():
+        raise InvalidInputError(
+            f"{what}: {outside.sum()} score(s) lie outside the declared scale [{low}, {high}], "
+            f"e.g. {scores[outside].head(_SHOW).tolist()}. Fix the scores or the declared score_range."
+        )
+
+
+def validate_ratings(
+    ratings: pd.DataFrame,
+    *,
+    response: str = "response",
+    rater: str = "rater",
+    score: str = "score",
+    score_range: tuple[float, float] | None = None,
+) -> pd.DataFrame:
+    """Validate a long table of human ratings, one row per (response, rater).
+
+    Returns a new frame with columns ``response, rater, score`` (score as float64).
+    Raises :class:`InvalidInputError` for missing columns, missing ids, non-numeric,
+    NaN or infinite scores, repeated (response, rater) pairs, and scores outside
+    ``score_range`` when one is declared.
+    """
+    what = "ratings"
+    table = _require_frame(ratings, what)
+    _require_columns(table, {"response": response, "rater": rater, "score": score}, what)
+    if table.empty:
+        raise InvalidInputError("ratings: the table has no rows.")
+    out = pd.DataFrame(
+        {
+            "response": _ids(table, response, what).to_numpy(),
+            "rater": _ids(table, rater, what).to_numpy(),
+            "score": _numeric_scores(table, score, what).to_numpy(),
+        }
+    )
+    _no_duplicates(out, ["response", "rater"], what)
+    check_score_range(out["score"], score_range, what)
+    return out
+
+
+def validate_system_scores(
+    system_scores: pd.DataFrame,
+    *,
+    ratings: pd.DataFrame | None = None,
+    response: str = "response",
+    system: str = "system",
+    score: str = "score",
+) -> pd.DataFrame:
+    """Validate a long table of system (machine) scores, one row per (response, system).
+
+    Returns a new frame with columns ``response, system, score``. If validated
+    ``ratings`` (canonical columns) are given, every scored response must have at
+    least one human rating, otherwise :class:`InvalidInputError` names them.
+    """
+    what = "system scores"
+    table = _require_frame(system_scores, what)
+    _require_columns(table, {"response": response, "system": system, "score": score}, what)
+    if table.empty:
+        raise InvalidInputError("system scores: the table has no rows.")
+    out = pd.DataFrame(
+        {
+            "response": _ids(table, response, what).to_numpy(),
+            "system": _ids(table, system, what).to_numpy(),
+            "score": _numeric_scores(table, score, what).to_numpy(),
+        }
+    )
+    _no_duplicates(out, ["response", "system"], what)
+    if ratings is not None:
+        unrated = ~out["response"].isin(ratings["response"]).to_numpy()
+        if unrated.any():
+            ids = pd.unique(out.loc[unrated, "response"])
+            raise InvalidInputError(
+                f"system scores: {len(ids)} response(s) have system scores but no human rating, "
+                f"e.g. {ids[:_SHOW].tolist()}. Drop them or add their ratings; PRMSE needs "
+                "at least one human rating per evaluated response."
+            )
+    return out
+
+
+def _wide_frame(wide: pd.DataFrame, columns: Sequence[str], response_column: str | None, what: str):
+    table = _require_frame(wide, what)
+    columns = list(columns)
+    if not columns:
+        raise InvalidInputError(f"{what}: name at least one score column.")
+    needed = {f"column {c}": c for c in columns}
+    if response_column is not None:
+        needed["response id"] = response_column
+    _require_columns(table, needed, what)
+    ids = table[response_column] if response_column is not None else table.index.to_series()
+    if ids.duplicated().any():
+        raise InvalidInputError(
+            f"{what}: response ids repeat, e.g. {ids[ids.duplicated()].head(_SHOW).tolist()}; "
+            "a wide table needs one row per response."
+        )
+    return table, columns, ids.to_numpy()
+
+
+def wide_to_long(
+    wide: pd.DataFrame,
+    human_columns: Sequence[str],
+    *,
+    response_column: str | None = None,
+    score_range: tuple[float, float] | None = None,
+) -> pd.DataFrame:
+    """Convert a wide ratings table (one column per rater, NaN = not rated) to long format.
+
+    The rater id is the column name; the response id is ``response_column`` or the
+    row index. Rows where every human column is NaN raise :class:`InvalidInputError`
+    (a response nobody rated cannot be evaluated). Returns validated long ratings.
+    """
+    table, columns, ids = _wide_frame(wide, human_columns, response_column, "wide ratings")
+    block = table[columns]
+    for column in columns:
+        _numeric_scores_allow_nan(block, column, "wide ratings")
+    values = block.to_numpy(dtype=float)
+    unrated = np.isnan(values).all(axis=1)
+    if unrated.any():
+        raise InvalidInputError(
+            f"wide ratings: {unrated.sum()} response(s) have no rating in {columns}, e.g. ids "
+            f"{ids[unrated][:_SHOW].tolist()}. Drop them or add their ratings."
+        )
+    rows, cols = np.nonzero(~np.isnan(values))
+    long = pd.DataFrame(
+        {"response": ids[rows], "rater": np.asarray(columns, dtype=object)[cols], "score": values[rows, cols]}
+    )
+    return validate_ratings(long, score_range=score_range)
+
+
+def wide_systems_to_long(
+    wide: pd.DataFrame, system_columns: Sequence[str], *, response_column: str | None = None
+) -> pd.DataFrame:
+    """Convert system score columns of a wide table to long ``response, system, score``.
+
+    A NaN system score means that system did not score the response; the row is dropped.
+    """
+    table, columns, ids = _wide_frame(wide, system_columns, response_column, "wide system scores")
+    block = table[columns]
+    for column in columns:
+        _numeric_scores_allow_nan(block, column, "wide system scores")
+    values = block.to_numpy(dtype=float)
+    rows, cols = np.nonzero(~np.isnan(values))
+    long = pd.DataFrame(
+        {"response": ids[rows], "system": np.asarray(columns, dtype=object)[cols], "score": values[rows, cols]}
+    )
+    return validate_system_scores(long)
+
+
+def _numeric_scores_allow_nan(table: pd.DataFrame, column: str, what: str) -> None:
+    values = table[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
+        raise InvalidInputError(
+            f"{what}: column {column!r} must hold numbers (NaN for a missing rating), but it has "
+            f"dtype {values.dtype}; non-numeric rows: {_quote_rows(table, bad)}."
+        )
+
+
+def long_to_wide(ratings: pd.DataFrame, *, value: str = "score", columns: str = "rater") -> pd.DataFrame:
+    """Convert validated long ratings (or system scores, ``columns="system"``) to a wide
+    table indexed by response with one column per rater (system); NaN where absent."""
+    _require_columns(ratings, {"response": "response", columns: columns, "score": value}, "long table")
+    wide = ratings.pivot(index="response", columns=columns, values=value)
+    wide.columns.name = None
+    return wide
+
+
+def as_float_vector(values: object, name: str, *, allow_nan: bool = False) -> np.ndarray:
+    """Return ``values`` as a 1-D float64 array, or raise :class:`InvalidInputError`."""
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} must be numeric: {exc}.") from None
+    if array.ndim != 1:
+        raise InvalidInputError(f"{name} must be one-dimensional, got shape {array.shape}.")
+    bad = ~np.isfinite(array) if not allow_nan else np.isinf(array)
+    if bad.any():
+        raise InvalidInputError(
+            f"{name} has {bad.sum()} non-finite value(s) at positions {np.flatnonzero(bad)[:_SHOW].tolist()}."
+        )
+    return array

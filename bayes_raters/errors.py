@@ -1,0 +1,39 @@
+"""Errors and warnings raised by bayes_raters.
+
+Every error the package raises on purpose is a :class:`BayesRatersError`, so that
+``except BayesRatersError`` catches all of them; the subclasses say what kind of
+problem it is. Messages name the offending column, rows or values and what to do.
+"""
+
+from __future__ import annotations
+
+
+class BayesRatersError(Exception):
+    """Base class of every error raised by bayes_raters."""
+
+
+class InvalidInputError(BayesRatersError, ValueError):
+    """The input table or array is malformed: missing columns, wrong types, NaN,
+    duplicates, values off the declared scale, unmatched ids."""
+
+
+class InsufficientDataError(BayesRatersError, ValueError):
+    """The input is well formed but cannot identify the quantity asked for,
+    e.g. no response has two ratings so the rater error variance is unknown."""
+
+
+class ConvergenceError(BayesRatersError, RuntimeError):
+    """Sampling failed in a way that leaves no usable posterior."""
+
+
+class BayesRatersWarning(UserWarning):
+    """Base class of every warning issued by bayes_raters."""
+
+
+class SmallSampleWarning(BayesRatersWarning):
+    """An estimate fell outside its admissible range (e.g. PRMSE outside [0, 1]),
+    which signals that the double-scored sample is too small to estimate it."""
+
+
+class ConvergenceWarning(BayesRatersWarning):
+    """The chains behind a fitted result did not converge (R-hat, ESS or divergences)."""

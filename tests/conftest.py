@@ -1,0 +1,24 @@
+"""Shared fixtures. Reference data from third parties lives in ../shared/data beside the
+checkout (CI clones the repo with shared/ next to it); BAYES_RATERS_SHARED overrides it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Bit-for-bit reproducible property tests: hypothesis draws from a fixed seed.
+settings.register_profile("repro", derandomize=True, deadline=None, max_examples=60, print_blob=True)
+settings.load_profile("repro")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    root = Path(os.environ.get("BAYES_RATERS_SHARED", REPO.parent / "shared")) / "data"
+    if not root.is_dir():
+        pytest.fail(f"reference data not found at {root}; set BAYES_RATERS_SHARED to the shared/ folder")
+    return root

@@ -1,0 +1,24 @@
+"""The README's Python example runs as written and says what it claims."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "README has no ```python example"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
+    table = namespace["table"]
+    assert list(table.index) == ["sys_6", "sys_16"]
+    assert table.loc["sys_16", "prmse"] > table.loc["sys_6", "prmse"]
+    assert "prmse" in capsys.readouterr().out
+
+
+def test_readme_states_the_two_commands():
+    text = README.read_text()
+    assert "make demo" in text and "make test" in text
