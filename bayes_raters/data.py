@@ -34,12 +34,14 @@ def _require_frame(table: object, what: str) -> pd.DataFrame:
 
 def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str) -> None:
     """``columns`` maps canonical role -> the user's column name."""
-    missing = [f"{name!r} ({role})" for role, name in columns.items() if name not in table.columns]
-    if missing:
-        roles = ", ".join(f"{role}=" for role, name in columns.items() if name not in table.columns)
+    absent = {role: name for role, name in columns.items() if name not in table.columns}
+    if absent:
+        listed = ", ".join(f"{name!r} ({role})" for role, name in absent.items())
+        arguments = [f"{role}=..." for role in absent if role.isidentifier()]
+        fix = f"pass the names you use ({', '.join(arguments)})" if arguments else "name existing columns"
         raise InvalidInputError(
-            f"{what} is missing column(s) {', '.join(missing)}; it has {list(table.columns)}. "
-            f"Rename the columns or pass the names you use ({roles}...)."
+            f"{what} is missing column(s) {listed}; it has {list(table.columns)}. "
+            f"Rename the columns or {fix}."
         )
 
 
@@ -112,6 +114,26 @@ def check_score_range(scores: pd.Series, score_range: tuple[float, float] | None
         )
 
 
+def validate_long(
+    table: pd.DataFrame, ids: dict[str, str], score: str, what: str
+) -> pd.DataFrame:
+    """Validate a long table keyed by the id columns ``ids`` (canonical role -> user's
+    column name) with one numeric ``score`` per key; returns canonical columns.
+
+    Raises :class:`InvalidInputError` for a non-frame, missing columns, no rows, missing
+    ids, non-numeric, NaN or infinite scores, and repeated keys. Every long-format input
+    of the package (ratings, system scores, comparisons, IRT responses) goes through here.
+    """
+    table = _require_frame(table, what)
+    _require_columns(table, {**ids, "score": score}, what)
+    if table.empty:
+        raise InvalidInputError(f"{what}: the table has no rows.")
+    out = pd.DataFrame({role: _ids(table, column, what).to_numpy() for role, column in ids.items()})
+    out["score"] = _numeric_scores(table, score, what).to_numpy()
+    _no_duplicates(out, list(ids), what)
+    return out
+
+
 def validate_ratings(
     ratings: pd.DataFrame,
     *,
@@ -127,20 +149,8 @@ def validate_ratings(
     NaN or infinite scores, repeated (response, rater) pairs, and scores outside
     ``score_range`` when one is declared.
     """
-    what = "ratings"
-    table = _require_frame(ratings, what)
-    _require_columns(table, {"response": response, "rater": rater, "score": score}, what)
-    if table.empty:
-        raise InvalidInputError("ratings: the table has no rows.")
-    out = pd.DataFrame(
-        {
-            "response": _ids(table, response, what).to_numpy(),
-            "rater": _ids(table, rater, what).to_numpy(),
-            "score": _numeric_scores(table, score, what).to_numpy(),
-        }
-    )
-    _no_duplicates(out, ["response", "rater"], what)
-    check_score_range(out["score"], score_range, what)
+    out = validate_long(ratings, {"response": response, "rater": rater}, score, "ratings")
+    check_score_range(out["score"], score_range, "ratings")
     return out
 
 
@@ -158,19 +168,7 @@ def validate_system_scores(
     ``ratings`` (canonical columns) are given, every scored response must have at
     least one human rating, otherwise :class:`InvalidInputError` names them.
     """
-    what = "system scores"
-    table = _require_frame(system_scores, what)
-    _require_columns(table, {"response": response, "system": system, "score": score}, what)
-    if table.empty:
-        raise InvalidInputError("system scores: the table has no rows.")
-    out = pd.DataFrame(
-        {
-            "response": _ids(table, response, what).to_numpy(),
-            "system": _ids(table, system, what).to_numpy(),
-            "score": _numeric_scores(table, score, what).to_numpy(),
-        }
-    )
-    _no_duplicates(out, ["response", "system"], what)
+    out = validate_long(system_scores, {"response": response, "system": system}, score, "system scores")
     if ratings is not None:
         unrated = ~out["response"].isin(ratings["response"]).to_numpy()
         if unrated.any():
@@ -181,6 +179,16 @@ def validate_system_scores(
                 "at least one human rating per evaluated response."
             )
     return out
+
+
+def _numeric_scores_allow_nan(table: pd.DataFrame, column: str, what: str) -> None:
+    values = table[column]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
+        raise InvalidInputError(
+            f"{what}: column {column!r} must hold numbers (NaN for a missing rating), but it has "
+            f"dtype {values.dtype}; non-numeric rows: {_quote_rows(table, bad)}."
+        )
 
 
 def _wide_frame(wide: pd.DataFrame, columns: Sequence[str], response_column: str | None, what: str):
@@ -249,16 +257,6 @@ def wide_systems_to_long(
         {"response": ids[rows], "system": np.asarray(columns, dtype=object)[cols], "score": values[rows, cols]}
     )
     return validate_system_scores(long)
-
-
-def _numeric_scores_allow_nan(table: pd.DataFrame, column: str, what: str) -> None:
-    values = table[column]
-    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
-        bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
-        raise InvalidInputError(
-            f"{what}: column {column!r} must hold numbers (NaN for a missing rating), but it has "
-            f"dtype {values.dtype}; non-numeric rows: {_quote_rows(table, bad)}."
-        )
 
 
 def long_to_wide(ratings: pd.DataFrame, *, value: str = "score", columns: str = "rater") -> pd.DataFrame:
