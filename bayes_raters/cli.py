@@ -21,7 +21,7 @@ import pandas as pd
 from bayes_raters.agreement import r2_score
 from bayes_raters.ctt.prmse import prmse_table
 from bayes_raters.ctt.simulate import double_scored_subset, simulate_dataset, system_scores_to_long
-from bayes_raters.data import wide_systems_to_long, wide_to_long
+from bayes_raters.data import validate_ratings, validate_system_scores, wide_systems_to_long, wide_to_long
 from bayes_raters.errors import BayesRatersError, BayesRatersWarning, InvalidInputError
 
 EXIT_BAD_INPUT = 2
@@ -36,6 +36,14 @@ PRMSE_KEYS = [
     "mse_true",
     "prmse",
 ]
+BAYES_KEYS = {  # JSON key -> column of TrueScoreResult.prmse_table
+    "prmse_mean": "mean",
+    "prmse_sd": "sd",
+    "prmse_lower": "lower",
+    "prmse_upper": "upper",
+    "r_hat": "r_hat",
+    "ess_bulk": "ess_bulk",
+}
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -60,6 +68,13 @@ def _build_parser() -> argparse.ArgumentParser:
     prmse.add_argument("--error-variance", type=float, default=None, help="known rater error variance")
     prmse.add_argument("--score-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="declared scale")
     prmse.add_argument("--json", action="store_true", help="print a JSON list, one object per system")
+    bayes = prmse.add_argument_group("posterior PRMSE (Bayesian true-score model)")
+    bayes.add_argument("--bayes", action="store_true", help="add the posterior PRMSE beside the closed form")
+    bayes.add_argument("--ci", type=float, default=0.9, help="credible interval probability (default 0.9)")
+    bayes.add_argument("--draws", type=int, default=2000)
+    bayes.add_argument("--tune", type=int, default=1000)
+    bayes.add_argument("--chains", type=int, default=2)
+    bayes.add_argument("--seed", type=int, default=0, help="random seed of the sampler (default 0)")
 
     demo = commands.add_parser("demo", help="closed-form PRMSE on a small simulated data set")
     demo.add_argument("--seed", type=int, default=2020)
@@ -75,43 +90,62 @@ def _read_csv(path: str) -> pd.DataFrame:
         raise InvalidInputError(f"cannot read {path} as CSV: {str(exc).splitlines()[0]}") from None
 
 
-def _prmse_from_args(args: argparse.Namespace) -> pd.DataFrame:
+def _tables(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame, tuple | None]:
+    """Validated long ratings and system scores (canonical columns) from either format."""
     score_range = tuple(args.score_range) if args.score_range else None
     table = _read_csv(args.ratings)
+    system_table = _read_csv(args.systems) if args.systems else None
     if args.human or args.system:
         if not (args.human and args.system):
             raise InvalidInputError("wide format needs at least one --human COL and one --system COL.")
         if args.systems:
             raise InvalidInputError("use either --systems FILE (long format) or --human/--system (wide), not both.")
-        ratings = wide_to_long(
-            table, args.human, response_column=args.response_column, score_range=score_range
-        )
-        systems = wide_systems_to_long(table, args.system, response_column=args.response_column)
-        return prmse_table(ratings, systems, error_variance=args.error_variance)
+        ratings = wide_to_long(table, args.human, response_column=args.response_column, score_range=score_range)
+        return ratings, wide_systems_to_long(table, args.system, response_column=args.response_column), score_range
     if not args.systems:
         raise InvalidInputError(
             "give the system scores: --systems SYSTEMS.csv (long format) or --human/--system columns (wide)."
         )
     response = args.response_column or "response"
-    return prmse_table(
-        table,
-        _read_csv(args.systems),
+    ratings = validate_ratings(
+        table, response=response, rater=args.rater_column, score=args.score_column, score_range=score_range
+    )
+    systems = validate_system_scores(
+        system_table, ratings=ratings, response=response, system=args.system_column, score=args.score_column
+    )
+    return ratings, systems, score_range
+
+
+def _prmse_from_args(args: argparse.Namespace) -> pd.DataFrame:
+    ratings, systems, score_range = _tables(args)
+    table = prmse_table(ratings, systems, error_variance=args.error_variance)
+    if not args.bayes:
+        return table
+    from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC: only when asked
+
+    result = fit_true_score_model(
+        ratings,
+        systems,
         error_variance=args.error_variance,
         score_range=score_range,
-        response=response,
-        rater=args.rater_column,
-        system=args.system_column,
-        score=args.score_column,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        random_seed=args.seed,
     )
+    posterior = result.prmse_table(ci_prob=args.ci)
+    for key, column in BAYES_KEYS.items():
+        table[key] = posterior[column].reindex(table.index)
+    return table
 
 
 def _json_records(table: pd.DataFrame) -> str:
     records = []
     for system, row in table.iterrows():
         record = {"system": system.item() if isinstance(system, np.generic) else system}
-        for key in PRMSE_KEYS[1:]:
+        for key in PRMSE_KEYS[1:] + [k for k in BAYES_KEYS if k in table.columns]:
             value = row[key]
-            record[key] = int(value) if key.startswith("n") else float(value)
+            record[key] = int(value) if key.startswith("n_") or key == "n" else float(value)
         records.append(record)
     return json.dumps(records, indent=2)
 
@@ -122,25 +156,33 @@ def _print_table(table: pd.DataFrame) -> None:
 
 
 def _demo(seed: int) -> None:
+    from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC
+
     data = simulate_dataset(2000, raters_per_category=2, systems_per_category=1, random_seed=seed)
     pair = tuple(data["rater"].where(data["rater_category"] == "average", drop=True).values[:2])
     ratings = double_scored_subset(data, pair, n_double=1000, random_seed=seed + 1)
-    table = prmse_table(ratings, system_scores_to_long(data))
+    print(
+        f"Simulated {data.sizes['response']} responses (Loukina et al. 2020 design, seed {seed}); "
+        f"raters {pair[0]} and {pair[1]} ('average' agreement), 1000 responses double-scored.\n"
+        "Fitting the Bayesian true-score model, one model per system ...\n"
+    )
+    result = fit_true_score_model(ratings, system_scores_to_long(data), random_seed=seed)
+    table = result.prmse_table(ci_prob=0.9).rename(
+        columns={"mean": "posterior", "lower": "lower_90", "upper": "upper_90", "closed_form": "closed_form"}
+    )
     first_rater = data["rating"].sel(rater=pair[0])
     table.insert(0, "category", data["system_category"].to_series())
     table["r2_true"] = [r2_score(data["system_score"].sel(system=s), data["true_score"]) for s in table.index]
     table["r2_rater"] = [r2_score(data["system_score"].sel(system=s), first_rater) for s in table.index]
-    print(
-        f"Simulated {data.sizes['response']} responses (Loukina et al. 2020 design, seed {seed}); "
-        f"raters {pair[0]} and {pair[1]} ('average' agreement), 1000 responses double-scored.\n"
-    )
-    columns = ["category", "n", "n_multiple", "error_variance", "true_score_variance", "mse_true", "prmse", "r2_true", "r2_rater"]
+    columns = ["category", "closed_form", "posterior", "lower_90", "upper_90", "r_hat", "r2_true", "r2_rater"]
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table[columns].to_string(float_format=lambda x: f"{x:.3f}"))
     print(
-        "\nHow to read it: prmse estimates, from the human ratings alone, the R2 each system has "
-        "against the unobservable true score (r2_true, known here only because the data are "
-        "simulated); r2_rater, the usual R2 against one rater, is dragged down by rater error."
+        "\nHow to read it: closed_form (Haberman) and posterior (Bayesian, with its 90% interval) "
+        "both estimate, from the human ratings alone, the PRMSE each system has against the "
+        "unobservable true score; r2_true is that value computed with the simulated true scores "
+        "(known only because the data are simulated). r2_rater, the usual R2 against one rater, "
+        "is dragged down by rater error."
     )
 
 

@@ -111,12 +111,31 @@ def test_console_script_is_installed_and_reports_without_traceback(tmp_path):
     assert "Traceback" not in result.stderr and "must hold numbers" in result.stderr
 
 
-def test_demo_prints_table_and_reading_guide(capsys):
+def test_demo_prints_closed_form_and_posterior_columns(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    for token in ("sys_1", "sys_5", "prmse", "r2_true", "How to read it"):
+    for token in ("sys_1", "sys_5", "closed_form", "posterior", "lower_90", "r2_true", "How to read it"):
         assert token in out
     rows = [line.split() for line in out.splitlines() if line.startswith("sys_")]
-    prmse = [float(r[7]) for r in rows]
-    r2_true = [float(r[8]) for r in rows]
-    assert np.allclose(prmse, r2_true, atol=0.05)
+    closed, posterior, lower, upper, r_hat, r2_true = (np.array([float(r[k]) for r in rows]) for k in (2, 3, 4, 5, 6, 7))
+    assert len(rows) == 5
+    assert np.allclose(closed, r2_true, atol=0.05) and np.allclose(posterior, r2_true, atol=0.05)
+    assert np.all(lower < posterior) and np.all(posterior < upper) and np.all(r_hat < 1.01)
+
+
+def test_bayes_flag_adds_posterior_keys(long_files, capsys):
+    folder, ratings, systems = long_files
+    args = ["prmse", str(folder / "ratings.csv"), "--systems", str(folder / "systems.csv"), "--json",
+            "--response-column", "id", "--rater-column", "who", "--system-column", "engine", "--score-column", "value",
+            "--bayes", "--ci", "0.8", "--seed", "3"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    records = json.loads(captured.out)
+    assert [r["system"] for r in records] == ["m1", "m2"]
+    for record in records:
+        assert list(record)[: len(PRMSE_KEYS)] == PRMSE_KEYS
+        assert {"prmse_mean", "prmse_sd", "prmse_lower", "prmse_upper", "r_hat", "ess_bulk"} <= set(record)
+        assert record["prmse_lower"] < record["prmse_mean"] < record["prmse_upper"]
+        assert abs(record["prmse_mean"] - record["prmse"]) < 0.1
+        assert record["r_hat"] < 1.01 and record["ess_bulk"] > 400
+    assert "warning" not in captured.err

@@ -15,6 +15,8 @@ def test_readme_python_example_runs(capsys):
     exec(compile(blocks[0], "README.md", "exec"), namespace)
     table = namespace["table"]
     assert list(table.index) == ["sys_6", "sys_16"]
+    posterior = namespace["result"].prmse_table()
+    assert (posterior["mean"] - posterior["closed_form"]).abs().max() < 0.05
     assert table.loc["sys_16", "prmse"] > table.loc["sys_6", "prmse"]
     assert "prmse" in capsys.readouterr().out
 

@@ -29,3 +29,8 @@ __all__ = [
     "true_score_variance",
     "variance_of_errors",
 ]
+
+from bayes_raters.ctt.model import TrueScoreSpec, build_true_score_model  # noqa: E402
+from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score_model  # noqa: E402
+
+__all__ += ["TrueScoreResult", "TrueScoreSpec", "build_true_score_model", "fit_true_score_model"]

@@ -150,9 +150,10 @@ def _warn_out_of_range(
         )
     else:
         cause = (
-            "the double-scored sample is too small or too noisy to estimate the rater error "
-            "variance at this precision; Loukina et al. (2020) recommend at least "
-            f"~{RECOMMENDED_DOUBLE_SCORED} double-scored responses."
+            "its sampling error exceeds the distance to the bound: the double-scored sample is "
+            "too small or too noisy to estimate the rater error variance at this precision "
+            f"(Loukina et al. 2020 recommend at least ~{RECOMMENDED_DOUBLE_SCORED} double-scored "
+            "responses), or the true value lies close to 0 or 1."
         )
     warnings.warn(f"PRMSE outside [0, 1] ({cases}): {cause}", SmallSampleWarning, stacklevel=3)
 
