@@ -76,7 +76,24 @@ def _build_parser() -> argparse.ArgumentParser:
     bayes.add_argument("--chains", type=int, default=2)
     bayes.add_argument("--seed", type=int, default=0, help="random seed of the sampler (default 0)")
 
-    demo = commands.add_parser("demo", help="closed-form PRMSE on a small simulated data set")
+    irt = commands.add_parser(
+        "irt",
+        help="fit an IRT model to right/wrong answers and print item and respondent tables",
+        description="RESPONSES.csv has columns respondent, item, correct (0/1); one row per answer.",
+    )
+    irt.add_argument("responses", help="CSV of answers in long format")
+    irt.add_argument("--model", choices=["1pl", "2pl", "3pl", "4pl"], default="2pl")
+    irt.add_argument("--n-options", type=int, default=None, help="answer options per item (3PL/4PL guessing prior)")
+    irt.add_argument("--respondent-column", default="respondent")
+    irt.add_argument("--item-column", default="item")
+    irt.add_argument("--correct-column", default="correct")
+    irt.add_argument("--draws", type=int, default=1000)
+    irt.add_argument("--tune", type=int, default=1000)
+    irt.add_argument("--chains", type=int, default=2)
+    irt.add_argument("--seed", type=int, default=0)
+    irt.add_argument("--json", action="store_true", help='print {"items": [...], "respondents": [...]}')
+
+    demo = commands.add_parser("demo", help="closed-form and posterior PRMSE on a small simulated data set")
     demo.add_argument("--seed", type=int, default=2020)
     return parser
 
@@ -186,6 +203,37 @@ def _demo(seed: int) -> None:
     )
 
 
+def _records(table: pd.DataFrame, key: str) -> list[dict]:
+    """Rows of a table as JSON-ready dicts with the index under ``key``."""
+    frame = table.reset_index().rename(columns={table.index.name or "index": key})
+    return json.loads(frame.to_json(orient="records", double_precision=15))
+
+
+def _irt(args: argparse.Namespace) -> None:
+    from bayes_raters.irt import fit_irt  # imports PyMC: only when asked
+
+    result = fit_irt(
+        _read_csv(args.responses),
+        args.model,
+        n_options=args.n_options,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        random_seed=args.seed,
+        respondent=args.respondent_column,
+        item=args.item_column,
+        correct=args.correct_column,
+    )
+    items, respondents = result.item_table(), result.respondent_table()
+    if args.json:
+        print(json.dumps({"items": _records(items, "item"), "respondents": _records(respondents, "respondent")}, indent=2))
+        return
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(items.to_string(float_format=lambda x: f"{x:.3f}"))
+        print()
+        print(respondents.to_string(float_format=lambda x: f"{x:.3f}"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
@@ -193,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always", BayesRatersWarning)
             if args.command == "demo":
                 _demo(args.seed)
+            elif args.command == "irt":
+                _irt(args)
             else:
                 table = _prmse_from_args(args)
                 if args.json:

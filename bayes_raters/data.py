@@ -94,8 +94,7 @@ def _no_duplicates(table: pd.DataFrame, keys: list[str], what: str) -> None:
     if duplicated.any():
         raise InvalidInputError(
             f"{what}: {duplicated.sum()} rows repeat a ({', '.join(keys)}) pair, e.g. "
-            f"{_quote_rows(table, duplicated)}. Keep one score per pair (or give repeated "
-            "ratings their own rater id)."
+            f"{_quote_rows(table, duplicated)}. Keep one row per pair."
         )
 
 

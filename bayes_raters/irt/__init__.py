@@ -1,0 +1,20 @@
+"""Item response theory: 1PL/2PL/3PL/4PL in PyMC, item diagnostics, scoring, scale building."""
+
+from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
+from bayes_raters.irt.fit import IRTResult, build_scale, compare_irt_models, fit_irt
+from bayes_raters.irt.model import IRT_MODELS, build_irt_model, validate_responses
+from bayes_raters.irt.simulate import simulate_responses
+
+__all__ = [
+    "IRT_MODELS",
+    "IRTResult",
+    "build_irt_model",
+    "build_scale",
+    "compare_irt_models",
+    "empirical_reliability",
+    "fit_irt",
+    "information_curves",
+    "item_information",
+    "simulate_responses",
+    "validate_responses",
+]

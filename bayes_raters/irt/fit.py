@@ -1,0 +1,299 @@
+"""Fit IRT models, read item and respondent tables, flag items, score new respondents,
+build a scale, compare models with LOO."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.irt.diagnostics import (
+    PARAMETERS,
+    empirical_reliability,
+    expected_a_posteriori,
+    information_curves,
+    item_parameters,
+    posterior_predictive_item_fit,
+)
+from bayes_raters.irt.model import IRT_MODELS, build_from_table, validate_responses
+from bayes_raters.sampling import ConvergenceReport, sample_model
+
+#: Flag thresholds (documented in models/irt.md).
+LOW_A = 0.5  # discrimination below this measures little ("low" on Baker's scale)
+LOW_A_PROB = 0.7  # ... flagged when P(a < LOW_A) exceeds this
+FIT_PPP = 0.05  # posterior predictive p-value of the item-fit discrepancy
+PARETO_K = 0.7  # LOO Pareto-k above this is unreliable for an answer ...
+PARETO_SHARE = 0.1  # ... flagged when more than this share of the item's answers have it
+CHANCE_MARGIN = 0.05  # observed proportion correct within this of 1/k
+LOG_LIK_DRAWS = 400  # draws kept for the pointwise log-likelihood (memory: draws x answers)
+
+
+@dataclass
+class IRTResult:
+    """A fitted IRT model: ``idata`` (DataTree with posterior, sample_stats and, thinned,
+    log_likelihood), the validated answers ``table``, and the convergence ``report``."""
+
+    idata: xr.DataTree
+    model: str
+    table: pd.DataFrame
+    report: ConvergenceReport
+    n_options: int | None = None
+    hierarchical: bool = False
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        return self.idata["posterior"].to_dataset()
+
+    def _loo_pareto_k(self) -> pd.Series:
+        if "loo_k" not in self._cache:
+            with warnings.catch_warnings():  # high k is reported per item in item_table()
+                warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
+                loo = az.loo(self.idata, pointwise=True)
+            k = pd.Series(np.asarray(loo.pareto_k).ravel(), index=self.table["item"].to_numpy())
+            self._cache["loo_k"] = (k > PARETO_K).groupby(level=0, sort=False).mean()
+            self._cache["loo"] = loo
+        return self._cache["loo_k"]
+
+    def loo(self):
+        """``az.loo`` of the fitted model (pointwise, on the thinned log-likelihood)."""
+        self._loo_pareto_k()
+        return self._cache["loo"]
+
+    def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0), random_seed=0) -> pd.DataFrame:
+        """One row per item: posterior mean, sd and ``ci_prob`` interval of a, b (c, d),
+        worst R-hat and bulk ESS of its parameters, observed proportion correct, information
+        at ``theta_points``, P(a < 0.5), item-fit ppp, share of its answers with LOO
+        Pareto-k > 0.7, ``flagged``, ``reasons``."""
+        posterior = self.posterior
+        names = [p for p in PARAMETERS if p in posterior]
+        eti = az.eti(posterior[names], prob=ci_prob)
+        rhat = az.rhat(posterior[names])
+        ess = az.ess(posterior[names], method="bulk")
+        columns = {}
+        for name in names:
+            draws = posterior[name]
+            columns[f"{name}_mean"] = draws.mean(("chain", "draw")).to_series()
+            columns[f"{name}_sd"] = draws.std(("chain", "draw"), ddof=1).to_series()
+            columns[f"{name}_lower"] = eti[name].sel(ci_bound="lower").to_series()
+            columns[f"{name}_upper"] = eti[name].sel(ci_bound="upper").to_series()
+        table = pd.DataFrame(columns)
+        table["r_hat"] = pd.concat([rhat[n].to_series() for n in names], axis=1).max(axis=1)
+        table["ess_bulk"] = pd.concat([ess[n].to_series() for n in names], axis=1).min(axis=1)
+        answers = self.table.groupby("item", sort=False)["correct"]
+        table["n_answers"] = answers.size()
+        table["p_correct"] = answers.mean()
+        info = information_curves(posterior, np.asarray(theta_points, float))["item_information"].mean(("chain", "draw"))
+        for point in theta_points:
+            table[f"info_at_{point:g}"] = info.sel(theta=point).to_series()
+        table["p_low_a"] = (posterior["a"] < LOW_A).mean(("chain", "draw")).to_series()
+        table["fit_ppp"] = posterior_predictive_item_fit(posterior, self.table, random_seed=random_seed)
+        table["share_high_k"] = self._loo_pareto_k()
+        table = table.rename_axis("item")
+        reasons = [self._reasons(row) for _, row in table.iterrows()]
+        table["flagged"] = [bool(r) for r in reasons]
+        table["reasons"] = ["; ".join(r) for r in reasons]
+        return table
+
+    def _reasons(self, row: pd.Series) -> list[str]:
+        reasons = []
+        if self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
+            reasons.append(f"low discrimination: P(a < {LOW_A}) = {row['p_low_a']:.2f}")
+        if row["fit_ppp"] < FIT_PPP:
+            reasons.append(f"poor fit: posterior predictive p = {row['fit_ppp']:.3f}")
+        if row["share_high_k"] > PARETO_SHARE:
+            reasons.append(f"influential answers: {row['share_high_k']:.0%} with LOO Pareto k > {PARETO_K}")
+        if self.n_options and row["p_correct"] <= 1 / self.n_options + CHANCE_MARGIN:
+            reasons.append(f"near chance: {row['p_correct']:.2f} correct with {self.n_options} options")
+        return reasons
+
+    def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per respondent: theta mean, sd, interval, answers and accuracy."""
+        theta = self.posterior["theta"]
+        eti = az.eti(theta.to_dataset(), prob=ci_prob)["theta"]
+        answers = self.table.groupby("respondent", sort=False)["correct"]
+        table = pd.DataFrame(
+            {
+                "theta_mean": theta.mean(("chain", "draw")).to_series(),
+                "theta_sd": theta.std(("chain", "draw"), ddof=1).to_series(),
+                "theta_lower": eti.sel(ci_bound="lower").to_series(),
+                "theta_upper": eti.sel(ci_bound="upper").to_series(),
+                "n_answers": answers.size(),
+                "accuracy": answers.mean(),
+            }
+        )
+        return table.rename_axis("respondent")
+
+    def reliability(self) -> float:
+        """Empirical reliability of the fitted abilities (see :func:`empirical_reliability`)."""
+        table = self.respondent_table()
+        return empirical_reliability(table["theta_mean"].to_numpy(), table["theta_sd"].to_numpy())
+
+    def score(
+        self, responses: pd.DataFrame, *, n_draws: int = 400, grid_size: int = 161, ci_prob: float = 0.9, random_seed=None, **columns
+    ) -> pd.DataFrame:
+        """Score new respondents (e.g. NLP systems) on the calibrated scale, items fixed.
+
+        For each of ``n_draws`` posterior draws of the item parameters, theta's posterior
+        (N(0, 1) prior) is computed on a grid and one theta drawn from it, so the result
+        carries the item uncertainty. Also reports accuracy and agreement with the
+        majority-vote key (1 where most calibration respondents were right, else 0).
+        """
+        table = validate_responses(responses, calibration=False, **columns)
+        unknown = sorted(set(table["item"]) - set(self.posterior["item"].values), key=str)
+        if unknown:
+            raise InvalidInputError(f"items {unknown[:5]} are not on the calibrated scale; drop them.")
+        rng = np.random.default_rng(random_seed)
+        draws = self.posterior.stack(sample=("chain", "draw"))
+        keep = np.sort(rng.choice(draws.sizes["sample"], size=min(n_draws, draws.sizes["sample"]), replace=False))
+        params = item_parameters(draws.isel(sample=keep))
+        wide = table.pivot(index="respondent", columns="item", values="correct")
+        items = list(wide.columns)
+        a, b, c, d = (params[k].sel(item=items).transpose("sample", "item").values for k in PARAMETERS)
+        grid = np.linspace(-5, 5, grid_size)
+        weights, _ = expected_a_posteriori(wide.to_numpy(float), a, b, c, d, grid)
+        cumulative = weights.cumsum(axis=-1)
+        u = rng.random(weights.shape[:2])[..., None]
+        theta = grid[np.minimum((cumulative < u).sum(axis=-1), grid_size - 1)]  # (draws, respondents)
+        lower, upper = np.quantile(theta, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)
+        key = (self.table.groupby("item")["correct"].mean() > 0.5).astype(float)
+        agreement = (table["correct"] == key.reindex(table["item"]).to_numpy()).groupby(table["respondent"]).mean()
+        return pd.DataFrame(
+            {
+                "theta_mean": theta.mean(axis=0),
+                "theta_sd": theta.std(axis=0, ddof=1),
+                "theta_lower": lower,
+                "theta_upper": upper,
+                "n_answers": wide.notna().sum(axis=1).to_numpy(),
+                "accuracy": table.groupby("respondent")["correct"].mean().reindex(wide.index).to_numpy(),
+                "majority_agreement": agreement.reindex(wide.index).to_numpy(),
+            },
+            index=wide.index.rename("respondent"),
+        )
+
+    def plot_item_curves(self, items=None, ax=None, ci_prob: float = 0.9):
+        """Item characteristic curves with posterior ``ci_prob`` bands. Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        grid = np.linspace(-4, 4, 81)
+        params = item_parameters(self.posterior)
+        chosen = list(self.posterior["item"].values[:6]) if items is None else list(items)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        for item in chosen:
+            a, b, c, d = (params[k].sel(item=item).values.reshape(-1, 1) for k in PARAMETERS)
+            curves = c + (d - c) / (1 + np.exp(-a * (grid - b)))
+            low, mid, high = np.quantile(curves, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
+            (line,) = ax.plot(grid, mid, label=str(item))
+            ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
+        ax.set_xlabel("ability theta")
+        ax.set_ylabel("P(correct)")
+        ax.legend(fontsize="small")
+        return ax
+
+    def plot_information(self, ax=None, ci_prob: float = 0.9):
+        """Test information and SE(theta) across the scale with posterior bands."""
+        import matplotlib.pyplot as plt
+
+        grid = np.linspace(-4, 4, 81)
+        curves = information_curves(self.posterior, grid)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        for name, color in (("test_information", "tab:blue"), ("se_theta", "tab:orange")):
+            values = curves[name].stack(sample=("chain", "draw")).transpose("sample", "theta").values
+            low, mid, high = np.quantile(values, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
+            ax.plot(grid, mid, color=color, label=name)
+            ax.fill_between(grid, low, high, color=color, alpha=0.2)
+        ax.set_xlabel("ability theta")
+        ax.legend(fontsize="small")
+        return ax
+
+
+def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> xr.DataTree:
+    posterior = idata["posterior"].to_dataset()
+    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
+    thin = posterior.isel(draw=slice(None, None, step))
+    free = [v.name for v in model.free_RVs]
+    log_lik = pm.compute_log_likelihood(
+        xr.DataTree.from_dict({"posterior": thin[free]}), model=model, extend_inferencedata=False, progressbar=False
+    )
+    return log_lik
+
+
+def fit_irt(
+    responses: pd.DataFrame,
+    model: str = "2pl",
+    *,
+    n_options: int | None = None,
+    hierarchical: bool = False,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = 1,
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: str = "pymc",
+    target_accept: float = 0.9,
+    respondent: str = "respondent",
+    item: str = "item",
+    correct: str = "correct",
+) -> IRTResult:
+    """Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
+    ``(respondent, item, correct)``; missing answers are absent rows. Convergence is
+    checked on the item parameters and abilities; a :class:`ConvergenceWarning` is issued
+    if it fails. The pointwise log-likelihood is stored for at most 400 draws (LOO)."""
+    if model not in IRT_MODELS:
+        raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
+    table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
+    irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
+    idata, report = sample_model(
+        irt,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        random_seed=random_seed,
+        nuts_sampler=nuts_sampler,
+        target_accept=target_accept,
+        what=f"IRT {model}",
+    )
+    log_lik = _thinned_log_likelihood(idata, irt, LOG_LIK_DRAWS)
+    tree = xr.DataTree.from_dict(
+        {
+            "posterior": idata["posterior"].to_dataset(),
+            "sample_stats": idata["sample_stats"].to_dataset(),
+            "log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik,
+        }
+    )
+    return IRTResult(tree, model, table, report, n_options, hierarchical)
+
+
+def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
+    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return az.compare({name: result.idata for name, result in results.items()})
+
+
+def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFrame]:
+    """Drop the flagged items, refit the same model, and report the scale before and after:
+    items kept and empirical reliability. Returns ``(refitted, report)``."""
+    items = result.item_table()
+    kept = items.index[~items["flagged"]]
+    if len(kept) < 2:
+        raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
+    subset = result.table[result.table["item"].isin(kept)]
+    refit = fit_irt(subset, result.model, n_options=result.n_options, hierarchical=result.hierarchical, **fit_kwargs)
+    report = pd.DataFrame(
+        {
+            "items": [len(items), len(kept)],
+            "reliability": [result.reliability(), refit.reliability()],
+        },
+        index=pd.Index(["before", "after"], name="scale"),
+    )
+    return refit, report

@@ -1,0 +1,147 @@
+r"""Item response theory in PyMC: 1PL, 2PL, 3PL and 4PL for right/wrong answers.
+
+.. math::
+
+    P(y_{ij} = 1 \mid \theta_i) = c_j + (d_j - c_j)\,\operatorname{logit}^{-1}\big(a_j(\theta_i - b_j)\big)
+
+with ability :math:`\theta_i \sim N(0, 1)` (fixes the scale's location and unit),
+difficulty :math:`b_j`, discrimination :math:`a_j > 0` (log-normal, so the scale cannot
+flip sign between runs), lower asymptote (guessing) :math:`c_j` and upper asymptote
+:math:`d_j`. 1PL: one common :math:`a`, :math:`c = 0`, :math:`d = 1`; 2PL: :math:`a_j`;
+3PL: + :math:`c_j \sim \mathrm{Beta}(2, 2(k - 1))` (mean 1/k for k answer options);
+4PL: + :math:`d_j \sim \mathrm{Beta}(20, 1)`. ``hierarchical=True`` puts population
+priors on :math:`b_j` and :math:`\log a_j`. Observations are a Bernoulli ``correct``
+with dims ``answer`` (one per row), so ``pm.compute_log_likelihood`` feeds ``az.loo``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayes_raters.data import validate_long
+from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
+
+IRT_MODELS = ("1pl", "2pl", "3pl", "4pl")
+
+
+def validate_responses(
+    responses: pd.DataFrame,
+    *,
+    respondent: str = "respondent",
+    item: str = "item",
+    correct: str = "correct",
+    items: list | None = None,
+    respondents: list | None = None,
+    calibration: bool = True,
+) -> pd.DataFrame:
+    """Validate a long table of answers, one row per (respondent, item), ``correct`` 0/1.
+
+    Raises :class:`InvalidInputError` for missing columns, duplicates, non-binary answers,
+    and declared ``items`` / ``respondents`` with no answer. For calibration
+    (``calibration=True``) it also needs two respondents and two items and warns
+    (:class:`SmallSampleWarning`) for items everyone got right or wrong, whose
+    difficulty is only bounded, not estimated.
+    """
+    table = validate_long(responses, {"respondent": respondent, "item": item}, correct, "responses")
+    table = table.rename(columns={"score": "correct"})
+    values = set(np.unique(table["correct"]))
+    if not values <= {0.0, 1.0}:
+        raise InvalidInputError(
+            f"responses: column {correct!r} must be 0 (wrong) or 1 (right); found {sorted(values - {0.0, 1.0})[:5]}. "
+            "Score each answer against its key first."
+        )
+    for declared, column in ((items, "item"), (respondents, "respondent")):
+        if declared is not None:
+            unanswered = sorted(set(declared) - set(table[column]), key=str)
+            if unanswered:
+                raise InvalidInputError(
+                    f"responses: {len(unanswered)} {column}(s) have no answer at all, e.g. {unanswered[:5]}. "
+                    f"Drop them: nothing can be estimated for a {column} without data."
+                )
+    if not calibration:  # answers to score on an already calibrated scale
+        return table
+    if table["respondent"].nunique() < 2 or table["item"].nunique() < 2:
+        raise InsufficientDataError("IRT needs at least two respondents and two items.")
+    proportion = table.groupby("item", sort=False)["correct"].mean()
+    extreme = proportion.index[(proportion == 0) | (proportion == 1)].tolist()
+    if extreme:
+        warnings.warn(
+            f"item(s) {extreme[:10]} were answered all right or all wrong by everyone: their difficulty "
+            "is bounded by the prior, not estimated. Consider dropping them.",
+            SmallSampleWarning,
+            stacklevel=2,
+        )
+    return table
+
+
+def irt_probability(theta, a, b, c=0.0, d=1.0, lib=pt):
+    """P(correct) of the four-parameter logistic model (broadcasting)."""
+    sigmoid = pm.math.sigmoid if lib is pt else (lambda x: 1 / (1 + np.exp(-x)))
+    return c + (d - c) * sigmoid(a * (theta - b))
+
+
+def build_irt_model(
+    responses: pd.DataFrame,
+    model: str = "2pl",
+    *,
+    n_options: int | None = None,
+    hierarchical: bool = False,
+    respondent: str = "respondent",
+    item: str = "item",
+    correct: str = "correct",
+) -> pm.Model:
+    """Build (without sampling) the IRT model of the module docstring from long answers.
+
+    ``n_options`` (answer options per item) sets the guessing prior of 3PL/4PL (default 4).
+    Coords: ``respondent``, ``item``, ``answer`` (rows).
+    """
+    if model not in IRT_MODELS:
+        raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
+    table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
+    return build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
+
+
+def build_from_table(table: pd.DataFrame, model: str, *, n_options: int | None, hierarchical: bool) -> pm.Model:
+    """Build from a validated table (columns respondent, item, correct)."""
+    respondents = pd.unique(table["respondent"])
+    items = pd.unique(table["item"])
+    k = 4 if n_options is None else int(n_options)
+    if k < 2:
+        raise InvalidInputError(f"n_options must be at least 2, got {n_options}.")
+    coords = {"respondent": respondents, "item": items, "answer": np.arange(len(table))}
+    with pm.Model(coords=coords) as irt:
+        person = pm.Data("answer_respondent", pd.Index(respondents).get_indexer(table["respondent"]), dims="answer")
+        question = pm.Data("answer_item", pd.Index(items).get_indexer(table["item"]), dims="answer")
+        observed = pm.Data("answer_correct", table["correct"].to_numpy().astype("int64"), dims="answer")
+        theta = pm.Normal("theta", 0.0, 1.0, dims="respondent")
+        if hierarchical:
+            b_mu = pm.Normal("b_mu", 0.0, 1.0)
+            b_sigma = pm.HalfNormal("b_sigma", 1.5)
+            b_z = pm.Normal("b_z", 0.0, 1.0, dims="item")
+            b = pm.Deterministic("b", b_mu + b_sigma * b_z, dims="item")
+        else:
+            b = pm.Normal("b", 0.0, 2.0, dims="item")
+        if model == "1pl":
+            a_common = pm.LogNormal("a_common", 0.0, 0.5)
+            a = pm.Deterministic("a", a_common * pt.ones(len(items)), dims="item")
+        elif hierarchical:
+            log_a_mu = pm.Normal("log_a_mu", 0.0, 0.5)
+            log_a_sigma = pm.HalfNormal("log_a_sigma", 0.5)
+            log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="item")
+            a = pm.Deterministic("a", pt.exp(log_a_mu + log_a_sigma * log_a_z), dims="item")
+        else:
+            a = pm.LogNormal("a", 0.0, 0.5, dims="item")
+        c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in ("3pl", "4pl") else 0.0
+        d = pm.Beta("d", 20.0, 1.0, dims="item") if model == "4pl" else 1.0
+        eta = a[question] * (theta[person] - b[question])
+        if model in ("1pl", "2pl"):
+            pm.Bernoulli("correct", logit_p=eta, observed=observed, dims="answer")
+        else:
+            p = c[question] + ((d[question] if model == "4pl" else 1.0) - c[question]) * pm.math.sigmoid(eta)
+            pm.Bernoulli("correct", p=p, observed=observed, dims="answer")
+    return irt

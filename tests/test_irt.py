@@ -1,0 +1,186 @@
+"""IRT: validation, model construction, information, recovery, flags, scoring, scale, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytest
+
+from bayes_raters import InsufficientDataError, InvalidInputError, SmallSampleWarning
+from bayes_raters.cli import main
+from bayes_raters.irt import (
+    build_irt_model,
+    build_scale,
+    compare_irt_models,
+    fit_irt,
+    item_information,
+    simulate_responses,
+    validate_responses,
+)
+from bayes_raters.irt.model import irt_probability
+
+matplotlib.use("Agg")
+FIT = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
+
+
+@pytest.fixture(scope="module")
+def scale():
+    """400 respondents x 20 items (10% missing), the last three planted bad: zero and
+    negative discrimination, one mis-keyed."""
+    table, truth = simulate_responses(400, 20, n_zero=1, n_negative=1, n_miskeyed=1, missing=0.1, random_seed=3)
+    return table, truth, fit_irt(table, "2pl", random_seed=4, **FIT)
+
+
+# ---- validation and construction --------------------------------------------------------
+
+
+def test_bad_answers_get_clear_errors():
+    table, _ = simulate_responses(20, 5, random_seed=1)
+    with pytest.raises(InvalidInputError, match="must be 0 \\(wrong\\) or 1"):
+        validate_responses(table.assign(correct=table["correct"] * 2))
+    with pytest.raises(InvalidInputError, match="repeat a \\(respondent, item\\) pair"):
+        validate_responses(pd.concat([table, table.head(1)]))
+    with pytest.raises(InvalidInputError, match="item\\(s\\) have no answer"):
+        validate_responses(table, items=["i000", "i001", "never_asked"])
+    with pytest.raises(InvalidInputError, match="respondent\\(s\\) have no answer"):
+        validate_responses(table, respondents=["p0000", "absent"])
+    with pytest.raises(InvalidInputError, match="missing column"):
+        validate_responses(table.drop(columns="correct"))
+    with pytest.raises(InsufficientDataError, match="two respondents"):
+        validate_responses(table[table["respondent"] == "p0000"])
+    with pytest.raises(InvalidInputError, match="model must be"):
+        build_irt_model(table, "5pl")
+
+
+def test_item_everyone_got_right_warns():
+    table, _ = simulate_responses(30, 4, random_seed=2)
+    table.loc[table["item"] == "i001", "correct"] = 1.0
+    with pytest.warns(SmallSampleWarning, match="i001"):
+        validate_responses(table)
+
+
+@pytest.mark.parametrize("model", ["1pl", "2pl", "3pl", "4pl"])
+def test_models_build_without_sampling(model):
+    table, _ = simulate_responses(30, 6, missing=0.2, random_seed=5)
+    irt = build_irt_model(table, model, n_options=4)
+    assert set(irt.coords) >= {"respondent", "item", "answer"}
+    for var in irt.free_RVs + irt.deterministics:
+        if var.ndim:
+            assert irt.named_vars_to_dims.get(var.name), var.name
+    assert ("c" in irt.named_vars) == (model in ("3pl", "4pl"))
+    assert ("d" in irt.named_vars) == (model == "4pl")
+    assert np.isfinite(irt.compile_logp()(irt.initial_point()))
+    assert len(irt.coords["answer"]) == len(table)
+
+
+def test_item_information_equals_squared_slope_over_bernoulli_variance():
+    """I(theta) = P'(theta)^2 / (P(1 - P)), checked by a numerical derivative."""
+    theta = np.linspace(-3, 3, 13)
+    a, b, c, d = 1.3, 0.4, 0.2, 0.95
+    h = 1e-6
+    p = irt_probability(theta, a, b, c, d, lib=np)
+    slope = (irt_probability(theta + h, a, b, c, d, lib=np) - irt_probability(theta - h, a, b, c, d, lib=np)) / (2 * h)
+    np.testing.assert_allclose(item_information(a, b, c, d, theta), slope**2 / (p * (1 - p)), rtol=1e-6)
+    p2 = irt_probability(theta, a, b, 0.0, 1.0, lib=np)
+    np.testing.assert_allclose(item_information(a, b, 0.0, 1.0, theta), a**2 * p2 * (1 - p2), rtol=1e-12)
+
+
+# ---- a fitted 2PL ------------------------------------------------------------------------
+
+
+def test_recovers_items_and_abilities_without_sign_flip(scale):
+    _, truth, result = scale
+    assert result.report.converged
+    items = result.item_table()
+    good = truth["item"].values[~truth["bad"].values]
+    a_corr = np.corrcoef(items.loc[good, "a_mean"], truth["a"].sel(item=good))[0, 1]
+    b_corr = np.corrcoef(items.loc[good, "b_mean"], truth["b"].sel(item=good))[0, 1]
+    people = result.respondent_table()
+    theta_corr = np.corrcoef(people["theta_mean"], truth["theta"].sel(respondent=people.index))[0, 1]
+    assert a_corr > 0.7 and b_corr > 0.95 and theta_corr > 0.85, (a_corr, b_corr, theta_corr)
+    covered = (items.loc[good, "b_lower"] < truth["b"].sel(item=good).values) & (
+        truth["b"].sel(item=good).values < items.loc[good, "b_upper"]
+    )
+    assert covered.mean() >= 0.75
+
+
+def test_planted_bad_items_are_flagged_with_reasons(scale):
+    _, truth, result = scale
+    items = result.item_table()
+    bad = truth["bad"].to_series()
+    assert items.loc[bad[bad].index, "flagged"].all()
+    assert items.loc[bad[~bad].index, "flagged"].mean() <= 0.1
+    for item in bad[bad].index:
+        assert "low discrimination" in items.loc[item, "reasons"]
+    misfit = truth["kind"].to_series().isin(["negative", "miskeyed"])
+    assert (items.loc[misfit[misfit].index, "fit_ppp"] < 0.05).all()
+    assert (items.loc[bad[~bad].index, "fit_ppp"] > 0.01).mean() >= 0.9
+
+
+def test_item_table_columns_and_information(scale):
+    items = scale[2].item_table(theta_points=(0.0,))
+    for column in ("a_mean", "b_mean", "a_lower", "b_upper", "r_hat", "ess_bulk", "info_at_0", "flagged", "reasons"):
+        assert column in items
+    assert (items["info_at_0"] > 0).all()
+    assert items.index.name == "item"
+
+
+def test_scoring_new_respondents_orders_systems_and_covers_their_ability(scale):
+    _, truth, result = scale
+    rng = np.random.default_rng(8)
+    good = truth["item"].values[~truth["bad"].values]
+    abilities = {"weak_system": -1.0, "mid_system": 0.3, "strong_system": 1.5}
+    rows = []
+    for name, theta in abilities.items():
+        for item in good:
+            p = irt_probability(theta, truth["a"].sel(item=item).item(), truth["b"].sel(item=item).item(), lib=np)
+            rows.append((name, item, float(rng.random() < p)))
+    new = pd.DataFrame(rows, columns=["respondent", "item", "correct"])
+    scores = result.score(new, random_seed=1)
+    assert list(scores.sort_values("theta_mean").index) == ["weak_system", "mid_system", "strong_system"]
+    for name, theta in abilities.items():
+        assert scores.loc[name, "theta_lower"] - 0.3 < theta < scores.loc[name, "theta_upper"] + 0.3
+    assert {"accuracy", "majority_agreement", "theta_sd"} <= set(scores)
+    with pytest.raises(InvalidInputError, match="not on the calibrated scale"):
+        result.score(new.groupby("respondent").head(1).assign(item="unknown_item"))
+
+
+def test_plots_and_reliability(scale):
+    result = scale[2]
+    assert result.plot_item_curves(items=["i000", "i019"]).get_legend() is not None
+    assert len(result.plot_information().get_lines()) == 2
+    assert 0.5 < result.reliability() < 1
+
+
+def test_build_scale_drops_flagged_items_and_reports_reliability(scale):
+    _, truth, result = scale
+    flagged = result.item_table()["flagged"]
+    refit, report = build_scale(result, random_seed=5, **FIT)
+    assert report.loc["before", "items"] == 20 and report.loc["after", "items"] == 20 - flagged.sum()
+    kept = set(refit.posterior["item"].values)
+    assert kept == set(flagged.index[~flagged]) and not kept & set(truth["item"].values[truth["bad"].values])
+    assert report.loc["after", "reliability"] > 0.5
+
+
+def test_loo_comparison_prefers_2pl_on_2pl_data(scale):
+    table, _, two = scale
+    one = fit_irt(table, "1pl", random_seed=6, **{**FIT, "draws": 2000})
+    ranking = compare_irt_models({"1pl": one, "2pl": two})
+    assert ranking.index[0] == "2pl"
+
+
+def test_cli_irt_json(tmp_path, capsys):
+    table, _ = simulate_responses(120, 8, random_seed=9)
+    table.rename(columns={"respondent": "who"}).to_csv(tmp_path / "answers.csv", index=False)
+    args = ["irt", str(tmp_path / "answers.csv"), "--model", "2pl", "--json", "--respondent-column", "who", "--seed", "1"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"items", "respondents"}
+    assert len(out["items"]) == 8 and len(out["respondents"]) == 120
+    assert {"item", "a_mean", "b_mean", "flagged", "reasons"} <= set(out["items"][0])
+    assert {"respondent", "theta_mean", "theta_sd"} <= set(out["respondents"][0])
+    assert main(["irt", str(tmp_path / "missing.csv")]) == 2
