@@ -29,8 +29,12 @@ test: install
 validate: install
 	$(BIN)/python -m pytest -m slow -q
 
-bench: install
+bench: install $(VENV)/.bench-stamp
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+$(VENV)/.bench-stamp: pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
 
 # Re-execute the notebooks in full mode and store their outputs (slow; run by hand).
 notebooks: install

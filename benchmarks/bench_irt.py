@@ -1,0 +1,76 @@
+"""2PL IRT: wall time and ESS/s of the discriminations with nutpie and with PyMC's own NUTS,
+and girth's marginal maximum likelihood (MML) time and accuracy on the same answers.
+
+Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (1,000 + 1,000).
+Needs the `bench` extra (nutpie): ``make bench`` installs it.
+Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large] [--samplers pymc nutpie]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import machine_line  # noqa: E402
+
+from bayes_raters.irt import simulate_responses  # noqa: E402
+from bayes_raters.irt.model import build_from_table, validate_responses  # noqa: E402
+from bayes_raters.sampling import sample_model  # noqa: E402
+
+
+def _corr(x, y) -> float:
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def run(n_respondents: int, n_items: int, samplers: list[str]) -> None:
+    answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
+    table = validate_responses(answers)
+    items = list(truth["item"].values)
+    for sampler in samplers:
+        model = build_from_table(table, "2pl", n_options=None, hierarchical=False)
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            idata, report = sample_model(model, random_seed=2, nuts_sampler=sampler, draws=1000, tune=1000)
+        seconds = time.perf_counter() - start
+        a = idata["posterior"].to_dataset()[["a"]]
+        ess = az.ess(a)["a"]
+        estimate = a["a"].mean(("chain", "draw")).sel(item=items)
+        print(
+            f"{n_respondents:>6} x {n_items:<4} {sampler:>6}: {seconds:7.1f} s wall (compile included); "
+            f"ESS(a) min {float(ess.min()):.0f}, ESS/s {float(ess.mean()) / seconds:.1f}; "
+            f"max R-hat {report.max_r_hat:.3f}, divergences {report.divergences}; corr(a, true a) "
+            f"{_corr(estimate, truth['a']):.3f}{'; warned' if caught else ''}"
+        )
+    import girth
+
+    wide = answers.pivot(index="item", columns="respondent", values="correct").loc[items]
+    start = time.perf_counter()
+    mml = girth.twopl_mml(wide.to_numpy().astype(int))
+    seconds = time.perf_counter() - start
+    print(
+        f"{n_respondents:>6} x {n_items:<4}  girth: {seconds:7.1f} s (MML 2PL); corr(a, true a) "
+        f"{_corr(mml['Discrimination'], truth['a']):.3f}, corr(b, true b) {_corr(mml['Difficulty'], truth['b']):.3f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
+    parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
+    args = parser.parse_args()
+    print(machine_line())
+    run(1000, 40, args.samplers)
+    if not args.skip_large:
+        run(10_000, 100, args.samplers)
+
+
+if __name__ == "__main__":
+    main()
