@@ -185,7 +185,7 @@ def _demo(seed: int) -> None:
     )
     result = fit_true_score_model(ratings, system_scores_to_long(data), random_seed=seed)
     table = result.prmse_table(ci_prob=0.9).rename(
-        columns={"mean": "posterior", "lower": "lower_90", "upper": "upper_90", "closed_form": "closed_form"}
+        columns={"mean": "posterior", "lower": "lower_90", "upper": "upper_90"}
     )
     first_rater = data["rating"].sel(rater=pair[0])
     table.insert(0, "category", data["system_category"].to_series())
