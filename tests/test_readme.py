@@ -24,3 +24,15 @@ def test_readme_python_example_runs(capsys):
 def test_readme_states_the_two_commands():
     text = README.read_text()
     assert "make demo" in text and "make test" in text
+
+
+def test_readme_pairwise_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    pairwise = [b for b in blocks if "bayes_raters.pairwise" in b]
+    assert pairwise, "README has no pairwise example"
+    namespace: dict = {}
+    exec(compile(pairwise[0], "README.md", "exec"), namespace)
+    scores = namespace["easl"].scores()
+    assert scores["n_judgements"].sum() == 3 * 150
+    assert scores["scalar"].corr(namespace["truth"], method="spearman") > 0.8
+    assert "uncertainty" in capsys.readouterr().out

@@ -1,0 +1,30 @@
+"""Bounded latent values of items from pairwise and scalar judgements.
+
+Online methods (Sakaguchi & Van Durme 2018): :class:`TrueSkill`, :class:`BoundedRA`
+(bounded ranking aggregation), :class:`EASL` and :class:`DirectAssessment`, with HIT
+selection by match quality; HIT conversion helpers; simulated annotators and the paper's
+efficiency experiment (:mod:`bayes_raters.pairwise.simulate`).
+"""
+
+from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
+from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
+from bayes_raters.pairwise.simulate import (
+    ElicitationExperiment,
+    SimulatedAnnotator,
+    latent_values,
+    run_elicitation_experiment,
+)
+
+__all__ = [
+    "EASL",
+    "BoundedRA",
+    "DirectAssessment",
+    "ElicitationExperiment",
+    "OnlineMethod",
+    "SimulatedAnnotator",
+    "TrueSkill",
+    "hits_to_pairs",
+    "hits_to_scalars",
+    "latent_values",
+    "run_elicitation_experiment",
+]

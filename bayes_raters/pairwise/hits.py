@@ -1,0 +1,109 @@
+"""Validation of pairwise and scalar judgement tables, and HITs (a partial ranking of n
+items with scalars) turned into the judgements each method reads.
+
+A HIT answered with scalars y_1..y_n gives n scalar judgements (EASL, DA) and the
+C(n, 2) pairwise outcomes (RA, TrueSkill): for i before j in the HIT, "win" when
+y_i - y_j > tie_threshold, "loss" when y_j - y_i > tie_threshold, else "tie"
+(Sakaguchi & Van Durme 2018, footnote 13).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.updates import OUTCOME_CODES
+
+
+def item_positions(items: pd.Index, ids: pd.Series, column: str, what: str) -> np.ndarray:
+    """Integer positions of ``ids`` in the state's item index; unknown ids are an error."""
+    positions = items.get_indexer(ids.to_numpy())
+    unknown = positions < 0
+    if unknown.any():
+        shown = pd.unique(ids.to_numpy()[unknown])[:5].tolist()
+        raise InvalidInputError(
+            f"{what}: column {column!r} names {unknown.sum()} row(s) with item(s) not in the "
+            f"state, e.g. {shown}. Build the state with every item id you will judge."
+        )
+    return positions.astype(np.int64)
+
+
+def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparisons") -> dict[str, np.ndarray]:
+    """Columns ``item_a, item_b, outcome`` (outcome in {"win", "tie", "loss"} from item_a)
+    -> integer positions and outcome codes, in row order."""
+    table = _require_frame(table, what)
+    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "outcome": "outcome"}, what)
+    first = item_positions(items, _ids(table, "item_a", what), "item_a", what)
+    second = item_positions(items, _ids(table, "item_b", what), "item_b", what)
+    same = first == second
+    if same.any():
+        raise InvalidInputError(
+            f"{what}: {same.sum()} row(s) compare an item with itself, e.g. "
+            f"{_quote_rows(table, same)}. Drop these rows."
+        )
+    outcome = table["outcome"].map(OUTCOME_CODES)
+    bad = outcome.isna().to_numpy()
+    if bad.any():
+        raise InvalidInputError(
+            f"{what}: column 'outcome' must be one of {sorted(OUTCOME_CODES)} (seen from item_a); "
+            f"bad rows: {_quote_rows(table, bad)}."
+        )
+    return {"first": first, "second": second, "outcome": outcome.to_numpy(np.int64)}
+
+
+def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar judgements") -> dict[str, np.ndarray]:
+    """Columns ``item, value`` with value in [0, 1] -> integer positions and values."""
+    table = _require_frame(table, what)
+    _require_columns(table, {"item": "item", "value": "value"}, what)
+    index = item_positions(items, _ids(table, "item", what), "item", what)
+    value = _numeric_scores(table, "value", what).to_numpy()
+    outside = (value < 0.0) | (value > 1.0)
+    if outside.any():
+        raise InvalidInputError(
+            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(table, outside)}. "
+            "Rescale slider values to [0, 1] (e.g. divide a 0-100 slider by 100)."
+        )
+    return {"index": index, "value": value}
+
+
+def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:
+    """Columns ``hit, item, value``: each HIT a set of distinct items with scalars in [0, 1]."""
+    hits = _require_frame(hits, what)
+    _require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what)
+    out = pd.DataFrame({"hit": _ids(hits, "hit", what).to_numpy(), "item": _ids(hits, "item", what).to_numpy()})
+    out["value"] = _numeric_scores(hits, "value", what).to_numpy()
+    repeated = out.duplicated(["hit", "item"], keep=False).to_numpy()
+    if repeated.any():
+        raise InvalidInputError(
+            f"{what}: a HIT shows each item once, but {repeated.sum()} rows repeat an item within "
+            f"a HIT, e.g. {_quote_rows(out, repeated)}."
+        )
+    outside = ((out["value"] < 0.0) | (out["value"] > 1.0)).to_numpy()
+    if outside.any():
+        raise InvalidInputError(
+            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(out, outside)}."
+        )
+    return out
+
+
+def hits_to_pairs(hits: pd.DataFrame, tie_threshold: float = 0.0) -> pd.DataFrame:
+    """The C(n, 2) pairwise outcomes of each HIT (columns ``hit, item_a, item_b, outcome``),
+    item_a being the earlier row of the HIT; differences of at most ``tie_threshold`` are ties."""
+    if tie_threshold < 0:
+        raise InvalidInputError(f"tie_threshold must be >= 0, got {tie_threshold}.")
+    hits = validate_hits(hits)
+    hits["position"] = hits.groupby("hit", sort=False).cumcount()
+    pairs = hits.merge(hits, on="hit", suffixes=("_a", "_b"))
+    pairs = pairs[pairs["position_a"] < pairs["position_b"]].reset_index(drop=True)
+    pairs["difference"] = pairs["value_a"] - pairs["value_b"]
+    pairs["outcome"] = np.select(
+        [pairs["difference"] > tie_threshold, pairs["difference"] < -tie_threshold], ["win", "loss"], "tie"
+    )
+    return pairs[["hit", "item_a", "item_b", "outcome"]]
+
+
+def hits_to_scalars(hits: pd.DataFrame) -> pd.DataFrame:
+    """The n scalar judgements of each HIT (columns ``hit, item, value``)."""
+    return validate_hits(hits)
