@@ -97,3 +97,57 @@ def standardized_mean_difference(system: object, human: object, *, method: str =
     if scale == 0:
         raise InvalidInputError("standardized mean difference is undefined: zero standard deviation.")
     return float((m.mean() - h.mean()) / scale)
+
+
+def _long_numeric(table, columns: dict[str, str], what: str):
+    from bayes_raters.data import _ids, _numeric_scores, _require_columns, _require_frame
+
+    table = _require_frame(table, what)
+    _require_columns(table, columns, what)
+    import pandas as pd
+
+    out = pd.DataFrame({role: _ids(table, name, what).to_numpy() for role, name in columns.items() if role != "score"})
+    out["score"] = _numeric_scores(table, columns["score"], what).to_numpy()
+    return out
+
+
+def kendalls_w(table, *, rater: str = "evaluator", item: str = "system", score: str = "score") -> float:
+    """Kendall's coefficient of concordance W of m raters ranking n objects, with the
+    correction for ties:
+
+        W = 12 S / (m^2 (n^3 - n) - m sum_raters sum_ties (t^3 - t)),
+        S = sum_objects (R_j - m (n + 1) / 2)^2,
+
+    where R_j is the sum of the ranks (scipy.stats.rankdata, average ties) of object j.
+    ``table`` is long (rater, item, score); repeated (rater, item) rows are averaged; every
+    rater must score every object."""
+    long = _long_numeric(table, {"rater": rater, "item": item, "score": score}, "Kendall's W input")
+    wide = long.pivot_table(index="rater", columns="item", values="score", aggfunc="mean")
+    if wide.isna().any().any():
+        raise InvalidInputError(
+            f"Kendall's W needs every rater to score every {item}; {int(wide.isna().sum().sum())} "
+            "(rater, object) cells are empty. Restrict to a complete block."
+        )
+    m, n = wide.shape
+    if m < 2 or n < 2:
+        raise InvalidInputError(f"Kendall's W needs at least 2 raters and 2 objects, got {m} and {n}.")
+    ranks = np.apply_along_axis(stats.rankdata, 1, wide.to_numpy())
+    s = float(((ranks.sum(axis=0) - m * (n + 1) / 2) ** 2).sum())
+    ties = sum(float((counts**3 - counts).sum()) for counts in (np.unique(row, return_counts=True)[1] for row in wide.to_numpy()))
+    return 12 * s / (m**2 * (n**3 - n) - m * ties)
+
+
+def eta_squared(table, *, group: str = "system", score: str = "score") -> dict[str, float]:
+    """Proportion of the variance of ``score`` explained by ``group`` in a one-way ANOVA:
+    eta^2 = SS_between / SS_total, with F and its p-value from scipy.stats.f_oneway."""
+    long = _long_numeric(table, {"group": group, "score": score}, "eta-squared input")
+    groups = [g.to_numpy() for _, g in long.groupby("group")["score"]]
+    if len(groups) < 2:
+        raise InvalidInputError(f"eta-squared needs at least two {group} groups, got {len(groups)}.")
+    grand = long["score"].mean()
+    between = sum(len(g) * (g.mean() - grand) ** 2 for g in groups)
+    total = float(((long["score"] - grand) ** 2).sum())
+    if total == 0:
+        raise InvalidInputError("every score is equal: eta-squared is undefined.")
+    f = stats.f_oneway(*groups)
+    return {"eta_squared": between / total, "F": float(f.statistic), "p_value": float(f.pvalue)}

@@ -3,7 +3,7 @@ and girth's marginal maximum likelihood (MML) time and accuracy on the same answ
 
 Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (1,000 + 1,000).
 Needs the `bench` extra (nutpie): ``make bench`` installs it.
-Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large] [--samplers pymc nutpie]``.
+Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large | --skip-small] [--samplers pymc nutpie]``.
 """
 
 from __future__ import annotations
@@ -64,10 +64,12 @@ def run(n_respondents: int, n_items: int, samplers: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
+    parser.add_argument("--skip-small", action="store_true", help="only 10,000 x 100")
     parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
     args = parser.parse_args()
     print(machine_line())
-    run(1000, 40, args.samplers)
+    if not args.skip_small:
+        run(1000, 40, args.samplers)
     if not args.skip_large:
         run(10_000, 100, args.samplers)
 

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.ctt import fit_true_score_model
+from bayes_raters.irt import fit_irt
+from bayes_raters.pairwise import fit_pairwise_model
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 _spec = importlib.util.spec_from_file_location("model_reference", MODELS / "reference.py")
@@ -24,6 +26,31 @@ def test_ctt_true_score_short_run_matches_reference():
     result = fit_true_score_model(ratings, systems, draws=1000, tune=1000, chains=2, random_seed=1, nuts_sampler="pymc")
     short = reference.posterior_summary(result.posterior, reference.CTT_VARIABLES)
     # 4 combined Monte-Carlo SEs: a false alarm about once in 16,000 per variable.
+    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
+    difference = (short["mean"] - stored["mean"]).abs()
+    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
+    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+
+
+def test_irt_2pl_short_run_matches_reference():
+    stored = pd.read_csv(MODELS / "irt_2pl_reference.csv", index_col="variable")
+    assert len(stored) == 10 + 10 + reference.IRT_RESPONDENTS
+    result = fit_irt(reference.irt_reference_data(), "2pl", draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
+    short = reference.element_summary(result.idata["posterior"].to_dataset(), reference.IRT_VARIABLES)
+    assert list(short.index) == list(stored.index)
+    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
+    difference = (short["mean"] - stored["mean"]).abs()
+    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
+    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+
+
+def test_pairwise_beta_latent_short_run_matches_reference():
+    stored = pd.read_csv(MODELS / "pairwise_beta_latent_reference.csv", index_col="variable")
+    assert len(stored) == 20 + 3
+    data = reference.pairwise_reference_data()
+    result = fit_pairwise_model(data["comparisons"], data["scalars"], draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
+    short = reference.pairwise_summary(result.posterior)
+    assert list(short.index) == list(stored.index)
     tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
     difference = (short["mean"] - stored["mean"]).abs()
     assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})

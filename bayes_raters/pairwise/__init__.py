@@ -6,13 +6,16 @@ selection by match quality; HIT conversion helpers; simulated annotators and the
 efficiency experiment (:mod:`bayes_raters.pairwise.simulate`).
 """
 
+from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise_model
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
 from bayes_raters.pairwise.simulate import (
     ElicitationExperiment,
     SimulatedAnnotator,
     latent_values,
+    outcome_probabilities,
     run_elicitation_experiment,
+    simulate_judgements,
 )
 
 __all__ = [
@@ -21,10 +24,14 @@ __all__ = [
     "DirectAssessment",
     "ElicitationExperiment",
     "OnlineMethod",
+    "PairwiseResult",
     "SimulatedAnnotator",
     "TrueSkill",
+    "fit_pairwise_model",
     "hits_to_pairs",
     "hits_to_scalars",
     "latent_values",
+    "outcome_probabilities",
     "run_elicitation_experiment",
+    "simulate_judgements",
 ]

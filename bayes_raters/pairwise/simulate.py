@@ -240,3 +240,73 @@ def run_elicitation_experiment(
             finals.append(pd.DataFrame({"method": name, "repetition": repetition, "item": truth.index, "scalar": scalar, "truth": truth.to_numpy()}))
     columns = ["method", "repetition", "iteration", "judgements_per_item", "spearman", "pearson"]
     return ElicitationExperiment(pd.DataFrame(curves)[columns], pd.concat(finals, ignore_index=True), truth)
+
+
+def outcome_probabilities(s_a: np.ndarray, s_b: np.ndarray, lam, epsilon, link: str = "rao-kupper") -> np.ndarray:
+    """P(loss), P(tie), P(win) of item_a (last axis) under the Bayesian model's pairwise
+    likelihood (see :mod:`bayes_raters.pairwise.model`); arrays broadcast."""
+    s_a, s_b = np.asarray(s_a, float), np.asarray(s_b, float)
+    if link == "probit":
+        d = lam * (s_a - s_b)
+        win, loss = stats.norm.cdf(d - epsilon), stats.norm.cdf(-d - epsilon)
+    else:
+        pi_a, pi_b, theta = np.exp(lam * s_a), np.exp(lam * s_b), np.exp(epsilon)
+        win, loss = pi_a / (pi_a + theta * pi_b), pi_b / (theta * pi_a + pi_b)
+    return np.stack([loss, 1.0 - win - loss, win], axis=-1)
+
+
+def simulate_judgements(
+    truth: pd.Series,
+    *,
+    n_comparisons: int = 0,
+    n_scalars: int = 0,
+    n_strengths: int = 0,
+    n_annotators: int = 1,
+    lam: float = 8.0,
+    epsilon: float = 0.5,
+    phi: float = 20.0,
+    strength_gain: float = 1.5,
+    strength_sigma: float = 0.2,
+    strength_max: float = 1.0,
+    sigma_consistency: float = 0.0,
+    sigma_bias: float = 0.0,
+    link: str = "rao-kupper",
+    random_seed=None,
+) -> dict[str, pd.DataFrame]:
+    """Judgements drawn from the Bayesian beta-latent model itself (for recovery and
+    calibration checks): random pairs with Rao-Kupper (or probit) outcomes, Beta slider
+    values (rounded to 0.01, so ends at exactly 0 and 1 occur), and preference strengths
+    censored to [-strength_max, strength_max]. Returns ``comparisons``, ``scalars`` and
+    ``strengths`` tables (each with an ``annotator`` column) and the annotator effects."""
+    rng = np.random.default_rng(random_seed)
+    items, s = truth.index.to_numpy(), truth.to_numpy(float)
+    annotators = np.array([f"ann_{k + 1:02d}" for k in range(n_annotators)])
+    consistency = np.exp(rng.normal(0, sigma_consistency, n_annotators))
+    bias = rng.normal(0, sigma_bias, n_annotators)
+
+    def pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+        a = rng.integers(0, len(items), n)
+        return a, (a + rng.integers(1, len(items), n)) % len(items)
+
+    out = {}
+    a, b = pairs(n_comparisons)
+    who = rng.integers(0, n_annotators, n_comparisons)
+    probs = outcome_probabilities(s[a], s[b], lam * consistency[who], epsilon, link)
+    choice = (rng.random(n_comparisons)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
+    out["comparisons"] = pd.DataFrame(
+        {"item_a": items[a], "item_b": items[b], "outcome": np.array(["loss", "tie", "win"])[choice], "annotator": annotators[who]}
+    )
+    where = rng.integers(0, len(items), n_scalars)
+    who = rng.integers(0, n_annotators, n_scalars)
+    mean = 1 / (1 + np.exp(-(np.log(s[where] / (1 - s[where])) + bias[who])))
+    concentration = phi * consistency[who]
+    values = np.round(rng.beta(mean * concentration, (1 - mean) * concentration), 2)
+    out["scalars"] = pd.DataFrame({"item": items[where], "value": values, "annotator": annotators[who]})
+    a, b = pairs(n_strengths)
+    who = rng.integers(0, n_annotators, n_strengths)
+    raw = rng.normal(strength_gain * (s[a] - s[b]), strength_sigma / consistency[who])
+    out["strengths"] = pd.DataFrame(
+        {"item_a": items[a], "item_b": items[b], "strength": np.clip(raw, -1, 1) * strength_max, "annotator": annotators[who]}
+    )
+    out["annotator_effects"] = pd.DataFrame({"consistency": consistency, "bias": bias}, index=pd.Index(annotators, name="annotator"))
+    return out

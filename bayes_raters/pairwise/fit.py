@@ -1,0 +1,182 @@
+"""Fit the Bayesian beta-latent model and read it: ranked item table, P(i above j), rank
+distributions, system-level values, forest plot, and the next pairs to annotate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
+from bayes_raters.pairwise.simulate import outcome_probabilities
+from bayes_raters.sampling import ConvergenceReport, sample_model
+
+SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
+
+
+def _entropy(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-12, 1.0)
+    return -(p * np.log(p)).sum(axis=-1)
+
+
+@dataclass
+class PairwiseResult:
+    """A fitted beta-latent model: ``idata`` (DataTree), validated ``data``, ``report``."""
+
+    idata: xr.DataTree
+    data: PairwiseData
+    report: ConvergenceReport
+    link: str
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        return self.idata["posterior"].to_dataset()
+
+    def _s_draws(self) -> np.ndarray:
+        """(draws, items) matrix of s over all chains."""
+        return self.posterior["s"].stack(sample=("chain", "draw")).transpose("sample", "item").to_numpy()
+
+    def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """Items ranked by posterior mean of s: ``mean``, ``sd``, ``mode``, ``lower``,
+        ``upper`` (equal-tailed ``ci_prob`` interval), ``rank_mean`` (1 = highest),
+        ``r_hat``, ``ess_bulk`` and the number of judgements of each kind."""
+        s = self.posterior[["s"]]
+        eti = az.eti(s, prob=ci_prob)["s"]
+        table = pd.DataFrame(
+            {
+                "mean": s["s"].mean(("chain", "draw")).to_series(),
+                "sd": s["s"].std(("chain", "draw")).to_series(),
+                "mode": az.mode(s)["s"].to_series(),
+                "lower": eti.isel(ci_bound=0).to_series(),
+                "upper": eti.isel(ci_bound=1).to_series(),
+                "r_hat": az.rhat(s)["s"].to_series(),
+                "ess_bulk": az.ess(s, method="bulk")["s"].to_series(),
+            }
+        )
+        table["rank_mean"] = self.rank_distribution().mul(np.arange(1, len(table) + 1), axis=1).sum(axis=1)
+        for name, frame, columns in (
+            ("n_comparisons", self.data.comparisons, ["item_a", "item_b"]),
+            ("n_strengths", self.data.strengths, ["item_a", "item_b"]),
+            ("n_scalars", self.data.scalars, ["item"]),
+        ):
+            counts = pd.concat([frame[c] for c in columns]).value_counts() if len(frame) else pd.Series(dtype=int)
+            table[name] = counts.reindex(table.index).fillna(0).astype(int)
+        return table.rename_axis("item").sort_values("mean", ascending=False)
+
+    def prob_above(self, item_i, item_j) -> float:
+        """Posterior P(s_i > s_j)."""
+        position = self.data.items.get_indexer([item_i, item_j])
+        if (position < 0).any():
+            raise InvalidInputError(f"unknown item in ({item_i!r}, {item_j!r}).")
+        draws = self._s_draws()
+        return float(np.mean(draws[:, position[0]] > draws[:, position[1]]))
+
+    def prob_above_matrix(self) -> pd.DataFrame:
+        """P(row item's s > column item's s) for every pair."""
+        draws = self._s_draws()
+        matrix = (draws[:, :, None] > draws[:, None, :]).mean(axis=0)
+        return pd.DataFrame(matrix, index=self.data.items, columns=self.data.items)
+
+    def rank_distribution(self) -> pd.DataFrame:
+        """P(item has rank r), rank 1 = highest s; rows items, columns ranks."""
+        draws = self._s_draws()
+        ranks = (-draws).argsort(axis=1).argsort(axis=1)
+        n = draws.shape[1]
+        counts = np.stack([np.bincount(ranks[:, k], minlength=n) for k in range(n)]) / draws.shape[0]
+        return pd.DataFrame(counts, index=self.data.items, columns=pd.RangeIndex(1, n + 1, name="rank"))
+
+    def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """System-level values m_g (only when fitted with ``systems=``), ranked."""
+        if "system_value" not in self.posterior:
+            raise InvalidInputError("fit with systems= (item -> system) to get system-level values.")
+        m = self.posterior[["system_value"]]
+        eti = az.eti(m, prob=ci_prob)["system_value"]
+        table = pd.DataFrame(
+            {
+                "mean": m["system_value"].mean(("chain", "draw")).to_series(),
+                "sd": m["system_value"].std(("chain", "draw")).to_series(),
+                "lower": eti.isel(ci_bound=0).to_series(),
+                "upper": eti.isel(ci_bound=1).to_series(),
+                "n_items": self.data.systems.value_counts(),
+            }
+        )
+        return table.rename_axis("system").sort_values("mean", ascending=False)
+
+    def parameter_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """ArviZ summary of the scalar parameters (lambda, epsilon, phi, ...)."""
+        names = [n for n, v in self.posterior.data_vars.items() if v.dims == ("chain", "draw")]
+        return az.summary(self.posterior[names], ci_prob=ci_prob, ci_kind="eti")
+
+    def plot_forest(self, ci_prob: float = 0.9, **kwargs):
+        """``az.plot_forest`` of s (50% and ``ci_prob`` intervals), items in ranked order;
+        returns the PlotCollection."""
+        order = self.item_table().index.to_numpy()
+        return az.plot_forest(self.posterior[["s"]].sel(item=order), ci_probs=(0.5, ci_prob), **kwargs)
+
+    def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
+        """Pairs whose outcome would tell most about s: the mutual information between the
+        next outcome and the parameters (BALD), H[E p] - E H[p], over posterior draws, for
+        the ``n_anchors`` items of highest posterior variance paired with every item. This
+        is the posterior counterpart of RA's variance + match-quality rule."""
+        posterior = self.posterior
+        if "lambda" not in posterior:
+            raise InvalidInputError("next_pairs needs a fit with pairwise comparisons (lambda, epsilon).")
+        rng = np.random.default_rng(random_seed)
+        draws = self._s_draws()
+        pick = rng.choice(draws.shape[0], size=min(SELECTION_DRAWS, draws.shape[0]), replace=False)
+        s = draws[pick]
+        lam = posterior["lambda"].stack(sample=("chain", "draw")).to_numpy()[pick]
+        eps = posterior["epsilon"].stack(sample=("chain", "draw")).to_numpy()[pick]
+        anchors = np.argsort(-s.var(axis=0))[: min(n_anchors, s.shape[1])]
+        i, j = np.meshgrid(anchors, np.arange(s.shape[1]), indexing="ij")
+        keep = i != j
+        i, j = i[keep], j[keep]
+        p = outcome_probabilities(s[:, i], s[:, j], lam[:, None], eps[:, None], self.link)
+        score = _entropy(p.mean(axis=0)) - _entropy(p).mean(axis=0)
+        table = pd.DataFrame({"item_a": self.data.items[i], "item_b": self.data.items[j], "information": score})
+        key = table[["item_a", "item_b"]].apply(lambda r: tuple(sorted(map(str, r))), axis=1)
+        table = table.loc[~key.duplicated()].sort_values("information", ascending=False)
+        return table.head(n_pairs).reset_index(drop=True)
+
+
+def fit_pairwise_model(
+    comparisons: pd.DataFrame | None = None,
+    scalars: pd.DataFrame | None = None,
+    strengths: pd.DataFrame | None = None,
+    *,
+    annotator: str | None = "annotator",
+    systems: pd.Series | dict | None = None,
+    strength_max: float = 1.0,
+    link: str = "rao-kupper",
+    prior: tuple[float, float] = (1.0, 1.0),
+    annotator_effects: bool | None = None,
+    slider_resolution: float = 0.01,
+    items=None,
+    allow_disconnected: bool = False,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = 1,
+    random_seed=None,
+    nuts_sampler: str = "pymc",
+    target_accept: float = 0.9,
+) -> PairwiseResult:
+    """Fit the beta-latent model (:mod:`bayes_raters.pairwise.model`) to any mix of
+    ``comparisons`` (item_a, item_b, outcome in {win, tie, loss} from item_a),
+    ``scalars`` (item, value in [0, 1]) and ``strengths`` (item_a, item_b, strength in
+    [-strength_max, strength_max], positive = item_a better); each optionally with an
+    ``annotator`` column. Warns (ConvergenceWarning) if the chains did not converge."""
+    data = prepare_data(
+        comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
+        items=items, allow_disconnected=allow_disconnected,
+    )
+    model = build_pairwise_model(data, link=link, prior=prior, annotator_effects=annotator_effects, slider_resolution=slider_resolution)
+    idata, report = sample_model(
+        model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+        nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model",
+    )
+    return PairwiseResult(idata, data, report, link)

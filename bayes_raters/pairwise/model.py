@@ -1,0 +1,312 @@
+"""Bayesian beta-latent model for pairwise outcomes, scalar judgements and preference
+strengths: the full-posterior counterpart of EASL and bounded RA.
+
+Each item has a latent value s_i in (0, 1), s_i ~ Beta(a0, b0); with ``systems``, items
+scatter around their system's value m_g ~ Beta(a0, b0) on the logit scale,
+logit s_i = logit m_g + tau z_i, z_i ~ N(0, 1), tau ~ HalfNormal(1) (non-centred: a
+Beta(m kappa, (1 - m) kappa) layer gave divergences in the funnel of small kappa).
+Annotator k has a consistency c_k = exp(sigma_c z_k) and a bias u_k = sigma_u z'_k
+(hierarchical, non-centred; absent without an ``annotator`` column; the bias only acts on
+scalar judgements, so it exists only when there are some). Three likelihoods,
+any mix:
+
+* pairwise outcome of (i, j) (Rao-Kupper, Sakaguchi & Van Durme Eqs. 20-22): with
+  pi = exp(lambda c_k s), theta = exp(epsilon),
+  P(i > j) = pi_i / (pi_i + theta pi_j), P(j > i) = pi_j / (theta pi_i + pi_j),
+  P(tie) = the rest; or (``link="probit"``, Thurstone with a tie band)
+  P(i > j) = Phi(d - epsilon), P(tie) = Phi(epsilon - d) - Phi(-epsilon - d),
+  d = lambda c_k (s_i - s_j).
+* scalar y in [0, 1] (DA / EASL sliders): y ~ Beta with mean
+  invlogit(logit(s_i) + u_k) and concentration phi c_k, censored at the slider ends
+  [r, 1 - r] (r = ``slider_resolution``), so values at exactly 0 or 1 count as
+  "at most r" / "at least 1 - r" instead of being dropped or giving infinite density.
+* preference strength x in [-X, X] (Belz & Kow's PJE slider, positive = item_a better):
+  x / X ~ Normal(g (s_a - s_b), sigma_x / c_k), censored at -1 and 1; g is estimated
+  when scalars are present and fixed at 1 otherwise (strengths alone identify only
+  g (s_a - s_b), so g = 1 puts s differences in units of the slider's half-range).
+
+Priors: lambda ~ LogNormal(log 5, 1), epsilon ~ HalfNormal(1), phi ~ Gamma(2, 0.1),
+g ~ LogNormal(0, 0.5), sigma_x ~ HalfNormal(0.5), sigma_c, sigma_u ~ HalfNormal(0.3).
+Model card: ``models/pairwise_beta_latent.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
+
+from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
+from bayes_raters.errors import InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise.updates import OUTCOME_CODES
+
+LINKS = ("rao-kupper", "probit")
+OUTCOME_INDEX = {"loss": 0, "tie": 1, "win": 2}  # category of the observed outcome seen from item_a
+
+
+@dataclass(frozen=True)
+class PairwiseData:
+    """Validated judgements with integer item / annotator positions."""
+
+    items: pd.Index
+    annotators: pd.Index
+    comparisons: pd.DataFrame  # a, b, outcome (0 loss, 1 tie, 2 win), annotator
+    scalars: pd.DataFrame  # item, value, annotator
+    strengths: pd.DataFrame  # a, b, value (scaled to [-1, 1]), annotator
+    systems: pd.Series | None  # item -> system
+    strength_max: float
+
+
+def _annotator_column(table: pd.DataFrame, annotator: str | None, what: str) -> pd.Series:
+    if annotator is None or annotator not in table.columns:
+        return pd.Series(["(all)"] * len(table), index=table.index)
+    return _ids(table, annotator, what).astype(str)
+
+
+def _check_comparisons(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
+    what = "comparisons"
+    table = _require_frame(table, what)
+    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "outcome": "outcome"}, what)
+    if table.empty:
+        raise InvalidInputError(f"{what}: the table has no rows.")
+    out = pd.DataFrame({"item_a": _ids(table, "item_a", what).to_numpy(), "item_b": _ids(table, "item_b", what).to_numpy()})
+    if (out["item_a"] == out["item_b"]).any():
+        same = (out["item_a"] == out["item_b"]).to_numpy()
+        raise InvalidInputError(f"{what}: {same.sum()} row(s) compare an item with itself, e.g. {_quote_rows(table, same)}.")
+    bad = ~table["outcome"].isin(list(OUTCOME_CODES)).to_numpy()
+    if bad.any():
+        raise InvalidInputError(
+            f"{what}: column 'outcome' must be one of {sorted(OUTCOME_CODES)} (seen from item_a); "
+            f"bad rows: {_quote_rows(table, bad)}."
+        )
+    out["outcome"] = table["outcome"].map(OUTCOME_INDEX).to_numpy(np.int64)
+    out["annotator"] = _annotator_column(table, annotator, what).to_numpy()
+    return out
+
+
+def _check_scalars(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
+    what = "scalar judgements"
+    table = _require_frame(table, what)
+    _require_columns(table, {"item": "item", "value": "value"}, what)
+    if table.empty:
+        raise InvalidInputError(f"{what}: the table has no rows.")
+    value = _numeric_scores(table, "value", what).to_numpy()
+    outside = (value < 0) | (value > 1)
+    if outside.any():
+        raise InvalidInputError(
+            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(table, outside)}. "
+            "Rescale sliders to [0, 1]."
+        )
+    return pd.DataFrame(
+        {"item": _ids(table, "item", what).to_numpy(), "value": value, "annotator": _annotator_column(table, annotator, what).to_numpy()}
+    )
+
+
+def _check_strengths(table: pd.DataFrame, annotator: str | None, strength_max: float) -> pd.DataFrame:
+    what = "preference strengths"
+    table = _require_frame(table, what)
+    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "strength": "strength"}, what)
+    if table.empty:
+        raise InvalidInputError(f"{what}: the table has no rows.")
+    if not strength_max > 0:
+        raise InvalidInputError(f"strength_max must be > 0, got {strength_max}.")
+    value = _numeric_scores(table, "strength", what).to_numpy()
+    outside = np.abs(value) > strength_max
+    if outside.any():
+        raise InvalidInputError(
+            f"{what}: {outside.sum()} strength(s) lie outside [-{strength_max}, {strength_max}], e.g. "
+            f"{_quote_rows(table, outside)}. Pass the slider's range as strength_max."
+        )
+    out = pd.DataFrame({"item_a": _ids(table, "item_a", what).to_numpy(), "item_b": _ids(table, "item_b", what).to_numpy()})
+    same = (out["item_a"] == out["item_b"]).to_numpy()
+    if same.any():
+        raise InvalidInputError(f"{what}: {same.sum()} row(s) compare an item with itself, e.g. {_quote_rows(table, same)}.")
+    out["value"] = value / strength_max
+    out["annotator"] = _annotator_column(table, annotator, what).to_numpy()
+    return out
+
+
+def _components(items: pd.Index, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Connected-component label of every item in the graph of compared pairs."""
+    a = np.concatenate([p[0] for p in pairs]) if pairs else np.array([], dtype=int)
+    b = np.concatenate([p[1] for p in pairs]) if pairs else np.array([], dtype=int)
+    graph = coo_array((np.ones(len(a)), (a, b)), shape=(len(items), len(items)))
+    return connected_components(graph, directed=False)[1]
+
+
+def check_connected(data: PairwiseData, allow_disconnected: bool = False) -> None:
+    """A comparison graph in several pieces leaves their relative position to the prior:
+    an error unless every piece has an item anchored by a scalar judgement (or
+    ``allow_disconnected``). The message names the pieces."""
+    edges = [
+        (data.items.get_indexer(t["item_a"]), data.items.get_indexer(t["item_b"]))
+        for t in (data.comparisons, data.strengths)
+        if len(t)
+    ]
+    labels = _components(data.items, edges)
+    if len(set(labels)) == 1 or allow_disconnected:
+        return
+    anchored = np.zeros(len(data.items), dtype=bool)
+    anchored[data.items.get_indexer(data.scalars["item"])] = True
+    groups = pd.Series(data.items.to_numpy()).groupby(labels)
+    floating = [group.tolist() for label, group in groups if not anchored[labels == label].any()]
+    if floating:
+        shown = "; ".join(f"{len(g)} item(s) {g[:4]}{' ...' if len(g) > 4 else ''}" for g in floating[:5])
+        raise InsufficientDataError(
+            f"the comparisons form {len(set(labels))} disconnected groups and {len(floating)} of them "
+            f"have no scalar judgement to anchor them: {shown}. Compare items across groups, add "
+            "scalar judgements, or pass allow_disconnected=True to let the prior place them."
+        )
+
+
+def prepare_data(
+    comparisons: pd.DataFrame | None = None,
+    scalars: pd.DataFrame | None = None,
+    strengths: pd.DataFrame | None = None,
+    *,
+    annotator: str | None = "annotator",
+    systems: pd.Series | dict | None = None,
+    strength_max: float = 1.0,
+    items=None,
+    allow_disconnected: bool = False,
+) -> PairwiseData:
+    """Validate every input, build the item and annotator coordinates (order of first
+    appearance, or ``items``), and check that the design identifies the latent values."""
+    if comparisons is None and scalars is None and strengths is None:
+        raise InvalidInputError("give at least one of comparisons, scalars or strengths.")
+    comp = _check_comparisons(comparisons, annotator) if comparisons is not None else pd.DataFrame(columns=["item_a", "item_b", "outcome", "annotator"])
+    scal = _check_scalars(scalars, annotator) if scalars is not None else pd.DataFrame(columns=["item", "value", "annotator"])
+    stre = _check_strengths(strengths, annotator, strength_max) if strengths is not None else pd.DataFrame(columns=["item_a", "item_b", "value", "annotator"])
+    seen = pd.unique(np.concatenate([comp["item_a"], comp["item_b"], scal["item"], stre["item_a"], stre["item_b"]]).astype(object))
+    if items is None:
+        item_index = pd.Index(seen, name="item")
+    else:
+        item_index = pd.Index(list(items), name="item")
+        unknown = set(seen) - set(item_index)
+        if unknown:
+            raise InvalidInputError(f"judgements name items not in items=: {sorted(map(str, unknown))[:5]}.")
+        unjudged = item_index.difference(pd.Index(seen))
+        if len(unjudged):
+            raise InsufficientDataError(
+                f"{len(unjudged)} item(s) were never judged, e.g. {unjudged[:5].tolist()}: nothing identifies "
+                "their value. Judge them or leave them out of items=."
+            )
+    annotators = pd.Index(pd.unique(np.concatenate([comp["annotator"], scal["annotator"], stre["annotator"]]).astype(object)), name="annotator")
+    system_series = None
+    if systems is not None:
+        system_series = pd.Series(systems) if isinstance(systems, dict) else systems
+        missing = item_index.difference(system_series.index)
+        if len(missing):
+            raise InvalidInputError(f"systems= has no system for {len(missing)} item(s), e.g. {missing[:5].tolist()}.")
+        system_series = system_series.reindex(item_index).astype(str).rename("system")
+    data = PairwiseData(item_index, annotators, comp, scal, stre, system_series, float(strength_max))
+    check_connected(data, allow_disconnected)
+    return data
+
+
+def _rao_kupper_logp(lam_a, lam_b, epsilon):
+    """Log P(loss), P(tie), P(win) of item_a, stacked on the last axis, from the log
+    strengths lam = lambda c s (Eqs. 20-22)."""
+    log_win = lam_a - pt.logaddexp(lam_a, epsilon + lam_b)
+    log_loss = lam_b - pt.logaddexp(epsilon + lam_a, lam_b)
+    log_tie = pt.log(pt.expm1(2 * epsilon)) + lam_a + lam_b - pt.logaddexp(lam_a, epsilon + lam_b) - pt.logaddexp(epsilon + lam_a, lam_b)
+    return pt.stack([log_loss, log_tie, log_win], axis=-1)
+
+
+def _probit_logp(difference, epsilon):
+    """Thurstone with a tie band: log P(loss), P(tie), P(win) at d = lambda c (s_a - s_b)."""
+    normal = pm.Normal.dist(0.0, 1.0)
+    log_win = pm.logcdf(normal, difference - epsilon)
+    log_loss = pm.logcdf(normal, -difference - epsilon)
+    log_tie = pm.math.logdiffexp(pm.logcdf(normal, epsilon - difference), pm.logcdf(normal, -epsilon - difference))
+    return pt.stack([log_loss, log_tie, log_win], axis=-1)
+
+
+def build_pairwise_model(
+    data: PairwiseData,
+    *,
+    link: str = "rao-kupper",
+    prior: tuple[float, float] = (1.0, 1.0),
+    annotator_effects: bool | None = None,
+    slider_resolution: float = 0.01,
+) -> pm.Model:
+    """The PyMC model for validated ``data`` (see the module docstring); no sampling.
+    ``annotator_effects`` defaults to True when more than one annotator is named."""
+    if link not in LINKS:
+        raise InvalidInputError(f"link must be one of {LINKS}, got {link!r}.")
+    if not 0 < slider_resolution < 0.5:
+        raise InvalidInputError(f"slider_resolution must be in (0, 0.5), got {slider_resolution}.")
+    if min(prior) <= 0:
+        raise InvalidInputError(f"the Beta prior needs positive parameters, got {prior}.")
+    if annotator_effects is None:
+        annotator_effects = len(data.annotators) > 1
+    coords = {"item": data.items.to_numpy(), "annotator": data.annotators.to_numpy()}
+    if data.systems is not None:
+        coords["system"] = pd.unique(data.systems.to_numpy())
+    coords.update(
+        comparison=np.arange(len(data.comparisons)), scalar=np.arange(len(data.scalars)), strength=np.arange(len(data.strengths))
+    )
+    items, annotators = data.items, data.annotators
+    with pm.Model(coords=coords) as model:
+        if data.systems is None:
+            s = pm.Beta("s", prior[0], prior[1], dims="item")
+        else:
+            m = pm.Beta("system_value", prior[0], prior[1], dims="system")
+            spread = pm.HalfNormal("item_spread", 1.0)
+            system_of_item = pd.Index(coords["system"]).get_indexer(data.systems.to_numpy())
+            offset = pm.Normal("item_offset", 0.0, 1.0, dims="item")
+            s = pm.Deterministic("s", pm.math.invlogit(pm.math.logit(m[system_of_item]) + spread * offset), dims="item")
+        consistency, bias = pt.ones(len(annotators)), pt.zeros(len(annotators))
+        if annotator_effects:
+            sigma_c = pm.HalfNormal("sigma_consistency", 0.3)
+            consistency = pm.Deterministic("consistency", pt.exp(sigma_c * pm.Normal("consistency_z", 0, 1, dims="annotator")), dims="annotator")
+            if len(data.scalars):
+                sigma_u = pm.HalfNormal("sigma_bias", 0.3)
+                bias = pm.Deterministic("bias", sigma_u * pm.Normal("bias_z", 0, 1, dims="annotator"), dims="annotator")
+        if len(data.comparisons):
+            comp = data.comparisons
+            a = pm.Data("comparison_item_a", items.get_indexer(comp["item_a"]), dims="comparison")
+            b = pm.Data("comparison_item_b", items.get_indexer(comp["item_b"]), dims="comparison")
+            who = pm.Data("comparison_annotator", annotators.get_indexer(comp["annotator"]), dims="comparison")
+            outcome = pm.Data("comparison_outcome", comp["outcome"].to_numpy(np.int64), dims="comparison")
+            lam = pm.LogNormal("lambda", np.log(5.0), 1.0)
+            epsilon = pm.HalfNormal("epsilon", 1.0)
+            sharp = lam * consistency[who]
+            if link == "rao-kupper":
+                logp = _rao_kupper_logp(sharp * s[a], sharp * s[b], epsilon)
+            else:
+                logp = _probit_logp(sharp * (s[a] - s[b]), epsilon)
+            pm.Categorical("outcome", logit_p=logp, observed=outcome, dims="comparison")
+        if len(data.scalars):
+            scal = data.scalars
+            where = pm.Data("scalar_item", items.get_indexer(scal["item"]), dims="scalar")
+            who = pm.Data("scalar_annotator", annotators.get_indexer(scal["annotator"]), dims="scalar")
+            low, high = slider_resolution, 1 - slider_resolution
+            value = pm.Data("scalar_value", np.clip(scal["value"].to_numpy(float), low, high), dims="scalar")
+            phi = pm.Gamma("phi", 2.0, 0.1)
+            mean = pm.math.invlogit(pm.math.logit(s[where]) + bias[who])
+            concentration = phi * consistency[who]
+            pm.Censored(
+                "value", pm.Beta.dist(mean * concentration, (1 - mean) * concentration), lower=low, upper=high,
+                observed=value, dims="scalar",
+            )
+        if len(data.strengths):
+            stre = data.strengths
+            a = pm.Data("strength_item_a", items.get_indexer(stre["item_a"]), dims="strength")
+            b = pm.Data("strength_item_b", items.get_indexer(stre["item_b"]), dims="strength")
+            who = pm.Data("strength_annotator", annotators.get_indexer(stre["annotator"]), dims="strength")
+            value = pm.Data("strength_value", stre["value"].to_numpy(float), dims="strength")
+            # Strengths alone fix only the product gain * (s_a - s_b); without scalars the
+            # gain is 1, so s differences are in units of the slider's half-range.
+            gain = pm.LogNormal("strength_gain", 0.0, 0.5) if len(data.scalars) else 1.0
+            sigma_x = pm.HalfNormal("strength_sigma", 0.5)
+            pm.Censored(
+                "preference", pm.Normal.dist(gain * (s[a] - s[b]), sigma_x / consistency[who]),
+                lower=-1.0, upper=1.0, observed=value, dims="strength",
+            )
+    return model

@@ -1,0 +1,179 @@
+"""Bayesian beta-latent pairwise model: structure without sampling, likelihood against
+the closed-form probabilities, design checks and bad input, a small seeded recovery, the
+bounds, result tables, active selection, and the Belz & Kow analyses."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytest
+from pytensor.compile.sharedvalue import SharedVariable
+from scipy import stats
+
+from bayes_raters.agreement import eta_squared, kendalls_w
+from bayes_raters.errors import BayesRatersError, InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise import (
+    fit_pairwise_model,
+    latent_values,
+    outcome_probabilities,
+    simulate_judgements,
+)
+from bayes_raters.pairwise.evaluation import compare_rse_pje, simulate_rse_pje
+from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
+
+FIT = {"draws": 1000, "tune": 1000, "chains": 4, "cores": 2, "nuts_sampler": "pymc"}
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    truth = latent_values(12, "uniform", random_seed=5)
+    return truth, simulate_judgements(
+        truth, n_comparisons=150, n_scalars=60, n_strengths=40, n_annotators=3, sigma_consistency=0.2,
+        sigma_bias=0.2, random_seed=6,
+    )
+
+
+def test_model_builds_without_sampling_with_named_dims(mixed):
+    _, sim = mixed
+    data = prepare_data(sim["comparisons"], sim["scalars"], sim["strengths"])
+    model = build_pairwise_model(data)
+    assert model.named_vars_to_dims["s"] == ("item",)
+    assert model.named_vars_to_dims["outcome"] == ("comparison",)
+    assert model.named_vars_to_dims["value"] == ("scalar",)
+    assert model.named_vars_to_dims["preference"] == ("strength",)
+    assert model.named_vars_to_dims["consistency"] == ("annotator",)
+    assert {"comparison_item_a", "scalar_value", "strength_value"} <= set(model.named_vars)
+    assert all(isinstance(model[name], SharedVariable) for name in ("comparison_outcome", "scalar_value", "strength_value"))
+    assert "s" in pm.model_to_graphviz(model).source
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+@pytest.mark.parametrize("link", ["rao-kupper", "probit"])
+def test_outcome_likelihood_equals_closed_form_probabilities(link):
+    comparisons = pd.DataFrame({"item_a": ["x", "x", "y"], "item_b": ["y", "z", "z"], "outcome": ["win", "tie", "loss"]})
+    model = build_pairwise_model(prepare_data(comparisons), link=link)
+    point = model.initial_point()
+    s = np.array([0.8, 0.5, 0.3])
+    lam, eps = 6.0, 0.4
+    point["s_logodds__"] = np.log(s / (1 - s))
+    point["lambda_log__"] = np.log(lam)
+    point["epsilon_log__"] = np.log(eps)
+    logp = model.compile_fn(model.logp(vars=[model["outcome"]], sum=False)[0], inputs=model.value_vars)(point)
+    p = outcome_probabilities(s[[0, 0, 1]], s[[1, 2, 2]], lam, eps, link)
+    expected = np.log(p[np.arange(3), [2, 1, 0]])
+    # PyTensor's normal log-CDF agrees with scipy's to ~1e-8 relative
+    np.testing.assert_allclose(logp, expected, rtol=1e-10 if link == "rao-kupper" else 1e-7)
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0)
+
+
+def test_scalars_at_the_bounds_are_kept_and_finite():
+    scalars = pd.DataFrame({"item": ["a", "a", "b", "b"], "value": [0.0, 0.02, 1.0, 0.97]})
+    model = build_pairwise_model(prepare_data(scalars=scalars))
+    assert model["scalar_value"].get_value().shape == (4,)
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+def test_disconnected_comparisons_are_named_unless_anchored():
+    comparisons = pd.DataFrame({"item_a": ["a", "c"], "item_b": ["b", "d"], "outcome": ["win", "loss"]})
+    with pytest.raises(InsufficientDataError, match=r"2 disconnected groups.*\['a', 'b'\].*\['c', 'd'\]"):
+        prepare_data(comparisons)
+    anchored = pd.DataFrame({"item": ["a", "c"], "value": [0.7, 0.2]})
+    assert len(prepare_data(comparisons, anchored).items) == 4
+    with pytest.raises(InsufficientDataError, match=r"\['c', 'd'\]"):
+        prepare_data(comparisons, anchored.iloc[:1])
+    assert len(prepare_data(comparisons, allow_disconnected=True).items) == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"comparisons": pd.DataFrame({"item_a": ["a"], "item_b": ["b"], "outcome": ["draw"]})}, InvalidInputError, "must be one of"),
+        ({"comparisons": pd.DataFrame({"item_a": ["a"], "item_b": ["a"], "outcome": ["win"]})}, InvalidInputError, "with itself"),
+        ({"comparisons": pd.DataFrame({"item_a": ["a"], "outcome": ["win"]})}, InvalidInputError, "missing column"),
+        ({"strengths": pd.DataFrame({"item_a": ["a"], "item_b": ["b"], "strength": [60.0]}), "strength_max": 50}, InvalidInputError, r"outside \[-50"),
+        ({"scalars": pd.DataFrame({"item": ["a"], "value": [1.5]})}, InvalidInputError, r"outside \[0, 1\]"),
+        ({"scalars": pd.DataFrame({"item": ["a"], "value": ["good"]})}, InvalidInputError, "must hold numbers"),
+        ({"scalars": pd.DataFrame({"item": ["a", "b"], "value": [0.1, 0.2]}), "items": ["a", "b", "c"]}, InsufficientDataError, "never judged"),
+        ({}, InvalidInputError, "at least one"),
+    ],
+)
+def test_bad_input_raises(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        prepare_data(**kwargs)
+    assert issubclass(error, BayesRatersError)
+
+
+def test_small_recovery_from_pairwise_outcomes_with_ties():
+    """30 items, 600 Rao-Kupper outcomes (lambda 8, epsilon 0.5): rank recovery and both
+    parameters inside their 90% intervals."""
+    truth = latent_values(30, "uniform", random_seed=1)
+    sim = simulate_judgements(truth, n_comparisons=600, lam=8.0, epsilon=0.5, random_seed=2)
+    assert (sim["comparisons"]["outcome"] == "tie").sum() > 30
+    result = fit_pairwise_model(sim["comparisons"], random_seed=3, **FIT)
+    table = result.item_table(ci_prob=0.9)
+    assert stats.spearmanr(table["mean"], truth.reindex(table.index)).statistic >= 0.9
+    parameters = result.parameter_table(ci_prob=0.9)
+    for name, true in (("lambda", 8.0), ("epsilon", 0.5)):
+        assert parameters.loc[name, "eti90_lb"] < true < parameters.loc[name, "eti90_ub"], parameters
+    assert result.report.converged
+    # result views agree with each other
+    assert result.prob_above(table.index[0], table.index[-1]) > 0.95
+    matrix = result.prob_above_matrix()
+    np.testing.assert_allclose(matrix.to_numpy() + matrix.to_numpy().T, 1 - np.eye(30))
+    ranks = result.rank_distribution()
+    np.testing.assert_allclose(ranks.sum(axis=1), 1.0)
+    assert stats.spearmanr(table["rank_mean"], np.arange(30)).statistic > 0.95
+    nxt = result.next_pairs(5)
+    assert len(nxt) == 5 and (nxt["item_a"] != nxt["item_b"]).all() and (nxt["information"] > 0).all()
+    assert nxt["information"].is_monotonic_decreasing
+    assert isinstance(result.plot_forest(), az.PlotCollection)
+
+
+def test_items_near_the_upper_bound_stay_there():
+    truth = latent_values(15, "upper", random_seed=7)
+    sim = simulate_judgements(truth, n_comparisons=100, n_scalars=60, random_seed=8)
+    result = fit_pairwise_model(sim["comparisons"], sim["scalars"], random_seed=9, **FIT)
+    table = result.item_table()
+    assert truth.mean() > 0.85
+    assert abs(table["mean"].mean() - truth.mean()) < 0.05
+    assert table["mean"].min() > 0.6
+
+
+def test_system_layer_groups_items(mixed):
+    truth, sim = mixed
+    systems = pd.Series(np.where(np.arange(12) < 6, "sys_A", "sys_B"), index=truth.index)
+    result = fit_pairwise_model(sim["comparisons"], sim["scalars"], sim["strengths"], systems=systems, random_seed=4, **FIT)
+    table = result.system_table()
+    assert set(table.index) == {"sys_A", "sys_B"} and table["n_items"].sum() == 12
+    assert (table["lower"] < table["mean"]).all() and (table["mean"] < table["upper"]).all()
+    assert result.idata["posterior"]["system_value"].dims == ("chain", "draw", "system")
+
+
+def test_kendalls_w_against_known_values():
+    perfect = pd.DataFrame({"evaluator": np.repeat(["e1", "e2", "e3"], 4), "system": list("abcd") * 3, "score": [1, 2, 3, 4] * 3})
+    assert kendalls_w(perfect) == pytest.approx(1.0)
+    reversed_pair = perfect.assign(score=[1, 2, 3, 4, 4, 3, 2, 1, 1, 2, 3, 4])
+    # rank sums 6, 7, 8, 9 -> S = 5, W = 12 * 5 / (9 * 60) = 1/9
+    assert kendalls_w(reversed_pair) == pytest.approx(1 / 9)
+    with pytest.raises(InvalidInputError, match="every rater"):
+        kendalls_w(perfect.iloc[:-1])
+
+
+def test_eta_squared_matches_anova_sums_of_squares():
+    table = pd.DataFrame({"system": ["a"] * 3 + ["b"] * 3, "score": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    result = eta_squared(table)
+    assert result["eta_squared"] == pytest.approx(13.5 / 17.5)
+    assert result["F"] == pytest.approx(stats.f_oneway([1, 2, 3], [4, 5, 6]).statistic)
+
+
+def test_rse_and_pje_simulation_has_a_latin_square_design_and_pje_agrees_more():
+    sim = simulate_rse_pje(random_seed=1)
+    rse, pje = sim["rse"], sim["pje"]
+    first = rse[rse["repeat"] == 0]
+    assert first.groupby("evaluator")["system"].value_counts().eq(1).all()  # each system once per evaluator
+    assert first.groupby("test_item")["system"].nunique().eq(6).all()
+    table = compare_rse_pje(rse, pje, fit=False)
+    assert (table.loc[["eta_squared (System)", "Kendall's W", "self-consistency (r)"], "PJE"]
+            > table.loc[["eta_squared (System)", "Kendall's W", "self-consistency (r)"], "RSE"]).all()
