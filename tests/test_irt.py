@@ -7,7 +7,6 @@ import json
 import matplotlib
 import numpy as np
 import pandas as pd
-import pymc as pm
 import pytest
 
 from bayes_raters import InsufficientDataError, InvalidInputError, SmallSampleWarning

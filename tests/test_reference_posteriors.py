@@ -19,17 +19,22 @@ reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(reference)
 
 
+def _assert_matches(short: pd.DataFrame, stored: pd.DataFrame) -> None:
+    """Posterior means within 4 combined Monte-Carlo SEs (a false alarm about once in
+    16,000 per variable), SDs within 15%."""
+    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
+    difference = (short["mean"] - stored["mean"]).abs()
+    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
+    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+
+
 def test_ctt_true_score_short_run_matches_reference():
     stored = pd.read_csv(MODELS / "ctt_true_score_reference.csv", index_col="variable")
     assert list(stored.index) == reference.CTT_VARIABLES
     ratings, systems = reference.ctt_reference_data()
     result = fit_true_score_model(ratings, systems, draws=1000, tune=1000, chains=2, random_seed=1, nuts_sampler="pymc")
     short = reference.posterior_summary(result.posterior, reference.CTT_VARIABLES)
-    # 4 combined Monte-Carlo SEs: a false alarm about once in 16,000 per variable.
-    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
-    difference = (short["mean"] - stored["mean"]).abs()
-    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
-    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+    _assert_matches(short, stored)
 
 
 def test_irt_2pl_short_run_matches_reference():
@@ -38,10 +43,7 @@ def test_irt_2pl_short_run_matches_reference():
     result = fit_irt(reference.irt_reference_data(), "2pl", draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
     short = reference.element_summary(result.idata["posterior"].to_dataset(), reference.IRT_VARIABLES)
     assert list(short.index) == list(stored.index)
-    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
-    difference = (short["mean"] - stored["mean"]).abs()
-    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
-    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+    _assert_matches(short, stored)
 
 
 def test_pairwise_beta_latent_short_run_matches_reference():
@@ -51,7 +53,4 @@ def test_pairwise_beta_latent_short_run_matches_reference():
     result = fit_pairwise_model(data["comparisons"], data["scalars"], draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
     short = reference.pairwise_summary(result.posterior)
     assert list(short.index) == list(stored.index)
-    tolerance = 4 * np.sqrt(short["mcse_mean"] ** 2 + stored["mcse_mean"] ** 2)
-    difference = (short["mean"] - stored["mean"]).abs()
-    assert (difference < tolerance).all(), pd.DataFrame({"difference": difference, "tolerance": tolerance})
-    assert np.allclose(short["sd"], stored["sd"], rtol=0.15)
+    _assert_matches(short, stored)

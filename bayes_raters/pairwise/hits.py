@@ -53,11 +53,13 @@ def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparison
     return {"first": first, "second": second, "outcome": outcome.to_numpy(np.int64)}
 
 
-def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar judgements") -> dict[str, np.ndarray]:
-    """Columns ``item, value`` with value in [0, 1] -> integer positions and values."""
+def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
+    """The ``value`` column of a scalar-judgement table (columns ``item, value``), checked
+    to be numbers in [0, 1]."""
     table = _require_frame(table, what)
     _require_columns(table, {"item": "item", "value": "value"}, what)
-    index = item_positions(items, _ids(table, "item", what), "item", what)
+    if table.empty:
+        raise InvalidInputError(f"{what}: the table has no rows.")
     value = _numeric_scores(table, "value", what).to_numpy()
     outside = (value < 0.0) | (value > 1.0)
     if outside.any():
@@ -65,7 +67,13 @@ def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar j
             f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(table, outside)}. "
             "Rescale slider values to [0, 1] (e.g. divide a 0-100 slider by 100)."
         )
-    return {"index": index, "value": value}
+    return value
+
+
+def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar judgements") -> dict[str, np.ndarray]:
+    """Columns ``item, value`` with value in [0, 1] -> integer positions and values."""
+    value = unit_values(table, what)
+    return {"index": item_positions(items, _ids(table, "item", what), "item", what), "value": value}
 
 
 def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:

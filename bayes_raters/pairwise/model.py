@@ -43,6 +43,7 @@ from scipy.sparse.csgraph import connected_components
 
 from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise.hits import unit_values
 from bayes_raters.pairwise.updates import OUTCOME_CODES
 
 LINKS = ("rao-kupper", "probit")
@@ -91,17 +92,7 @@ def _check_comparisons(table: pd.DataFrame, annotator: str | None) -> pd.DataFra
 
 def _check_scalars(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
     what = "scalar judgements"
-    table = _require_frame(table, what)
-    _require_columns(table, {"item": "item", "value": "value"}, what)
-    if table.empty:
-        raise InvalidInputError(f"{what}: the table has no rows.")
-    value = _numeric_scores(table, "value", what).to_numpy()
-    outside = (value < 0) | (value > 1)
-    if outside.any():
-        raise InvalidInputError(
-            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(table, outside)}. "
-            "Rescale sliders to [0, 1]."
-        )
+    value = unit_values(table, what)
     return pd.DataFrame(
         {"item": _ids(table, "item", what).to_numpy(), "value": value, "annotator": _annotator_column(table, annotator, what).to_numpy()}
     )
