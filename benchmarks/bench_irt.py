@@ -3,7 +3,8 @@ and girth's marginal maximum likelihood (MML) time and accuracy on the same answ
 
 Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (1,000 + 1,000).
 Needs the `bench` extra (nutpie): ``make bench`` installs it.
-Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large | --skip-small] [--samplers pymc nutpie]``.
+Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large | --skip-small] [--samplers pymc nutpie]
+[--draws 1000 --tune 1000 --cores 1]``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _corr(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def run(n_respondents: int, n_items: int, samplers: list[str]) -> None:
+def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000, tune: int = 1000, cores: int = 1) -> None:
     answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
     table = validate_responses(answers)
     items = list(truth["item"].values)
@@ -38,13 +39,14 @@ def run(n_respondents: int, n_items: int, samplers: list[str]) -> None:
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            idata, report = sample_model(model, random_seed=2, nuts_sampler=sampler, draws=1000, tune=1000)
+            idata, report = sample_model(model, random_seed=2, nuts_sampler=sampler, draws=draws, tune=tune, cores=cores)
         seconds = time.perf_counter() - start
         a = idata["posterior"].to_dataset()[["a"]]
         ess = az.ess(a)["a"]
         estimate = a["a"].mean(("chain", "draw")).sel(item=items)
         print(
-            f"{n_respondents:>6} x {n_items:<4} {sampler:>6}: {seconds:7.1f} s wall (compile included); "
+            f"{n_respondents:>6} x {n_items:<4} {sampler:>6}, 2 chains x ({tune} + {draws}), {cores} core(s): "
+            f"{seconds:7.1f} s wall (compile included); "
             f"ESS(a) min {float(ess.min()):.0f}, ESS/s {float(ess.mean()) / seconds:.1f}; "
             f"max R-hat {report.max_r_hat:.3f}, divergences {report.divergences}; corr(a, true a) "
             f"{_corr(estimate, truth['a']):.3f}{'; warned' if caught else ''}"
@@ -65,13 +67,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
     parser.add_argument("--skip-small", action="store_true", help="only 10,000 x 100")
-    parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
+    parser.add_argument("--samplers", nargs="*", default=["nutpie", "pymc"])
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--cores", type=int, default=1, help="chains in parallel")
     args = parser.parse_args()
     print(machine_line())
     if not args.skip_small:
-        run(1000, 40, args.samplers)
+        run(1000, 40, args.samplers, args.draws, args.tune, args.cores)
     if not args.skip_large:
-        run(10_000, 100, args.samplers)
+        run(10_000, 100, args.samplers, args.draws, args.tune, args.cores)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ data, and the convergence of every fit.
 
 from __future__ import annotations
 
+import functools
+
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,12 +77,14 @@ class TrueScoreResult:
     spec: TrueScoreSpec
     reports: dict
 
-    @property
+    @functools.cached_property
     def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset (converted once, then cached)."""
         return self.idata["posterior"].to_dataset()
 
-    @property
+    @functools.cached_property
     def closed_form(self) -> pd.DataFrame:
+        """Haberman's closed-form estimates per system (cached)."""
         return self.idata["closed_form"].to_dataset().to_dataframe()
 
     @property
