@@ -63,6 +63,28 @@ def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000
     )
 
 
+def gradient_cost(n_respondents: int, n_items: int, repeats: int = 20) -> None:
+    """Compile time and wall time of one log-density + gradient evaluation (Numba backend):
+    the unit cost of every leapfrog step, to size a NUTS run before starting it."""
+    answers, _ = simulate_responses(n_respondents, n_items, random_seed=1)
+    model = build_from_table(validate_responses(answers), "2pl", n_options=None, hierarchical=False)
+    start = time.perf_counter()
+    function = model.logp_dlogp_function(ravel_inputs=True, mode="NUMBA")
+    function.set_extra_values({})
+    point = np.concatenate([model.initial_point()[v.name].ravel() for v in model.value_vars])
+    function(point)
+    compiled = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(repeats):
+        function(point)
+    per_gradient = (time.perf_counter() - start) / repeats
+    print(
+        f"{n_respondents:>6} x {n_items:<4} gradient: {len(point)} parameters, {len(answers):,} answers; compile "
+        f"{compiled:.1f} s, {1000 * per_gradient:.1f} ms per log-density + gradient "
+        f"(a draw of 64 leapfrog steps: {64 * per_gradient:.1f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
@@ -71,8 +93,13 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--cores", type=int, default=1, help="chains in parallel")
+    parser.add_argument("--gradient-only", action="store_true", help="only time one log-density + gradient")
     args = parser.parse_args()
     print(machine_line())
+    if args.gradient_only:
+        for size in ([] if args.skip_small else [(1000, 40)]) + ([] if args.skip_large else [(10_000, 100)]):
+            gradient_cost(*size)
+        return
     if not args.skip_small:
         run(1000, 40, args.samplers, args.draws, args.tune, args.cores)
     if not args.skip_large:
