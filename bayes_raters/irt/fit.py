@@ -3,6 +3,7 @@ build a scale, compare models with LOO."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
@@ -47,8 +48,9 @@ class IRTResult:
     hierarchical: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
-    @property
+    @functools.cached_property
     def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset (converted once, then cached)."""
         return self.idata["posterior"].to_dataset()
 
     def _loo_pareto_k(self) -> pd.Series:

@@ -3,6 +3,7 @@ distributions, system-level values, forest plot, and the next pairs to annotate.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import arviz as az
@@ -32,12 +33,14 @@ class PairwiseResult:
     report: ConvergenceReport
     link: str
 
-    @property
+    @functools.cached_property
     def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset (converted once, then cached)."""
         return self.idata["posterior"].to_dataset()
 
+    @functools.cached_property
     def _s_draws(self) -> np.ndarray:
-        """(draws, items) matrix of s over all chains."""
+        """(draws, items) matrix of s over all chains (cached)."""
         return self.posterior["s"].stack(sample=("chain", "draw")).transpose("sample", "item").to_numpy()
 
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -72,18 +75,18 @@ class PairwiseResult:
         position = self.data.items.get_indexer([item_i, item_j])
         if (position < 0).any():
             raise InvalidInputError(f"unknown item in ({item_i!r}, {item_j!r}).")
-        draws = self._s_draws()
+        draws = self._s_draws
         return float(np.mean(draws[:, position[0]] > draws[:, position[1]]))
 
     def prob_above_matrix(self) -> pd.DataFrame:
         """P(row item's s > column item's s) for every pair."""
-        draws = self._s_draws()
+        draws = self._s_draws
         matrix = (draws[:, :, None] > draws[:, None, :]).mean(axis=0)
         return pd.DataFrame(matrix, index=self.data.items, columns=self.data.items)
 
     def rank_distribution(self) -> pd.DataFrame:
         """P(item has rank r), rank 1 = highest s; rows items, columns ranks."""
-        draws = self._s_draws()
+        draws = self._s_draws
         ranks = (-draws).argsort(axis=1).argsort(axis=1)
         n = draws.shape[1]
         counts = np.stack([np.bincount(ranks[:, k], minlength=n) for k in range(n)]) / draws.shape[0]
@@ -126,7 +129,7 @@ class PairwiseResult:
         if "lambda" not in posterior:
             raise InvalidInputError("next_pairs needs a fit with pairwise comparisons (lambda, epsilon).")
         rng = np.random.default_rng(random_seed)
-        draws = self._s_draws()
+        draws = self._s_draws
         pick = rng.choice(draws.shape[0], size=min(SELECTION_DRAWS, draws.shape[0]), replace=False)
         s = draws[pick]
         lam = posterior["lambda"].stack(sample=("chain", "draw")).to_numpy()[pick]

@@ -30,27 +30,42 @@ def item_positions(items: pd.Index, ids: pd.Series, column: str, what: str) -> n
     return positions.astype(np.int64)
 
 
-def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparisons") -> dict[str, np.ndarray]:
-    """Columns ``item_a, item_b, outcome`` (outcome in {"win", "tie", "loss"} from item_a)
-    -> integer positions and outcome codes, in row order."""
+def pair_ids(table: pd.DataFrame, column: str, what: str) -> tuple[pd.Series, pd.Series]:
+    """The ``item_a`` and ``item_b`` ids of a pair table with a ``column`` of judgements,
+    checked present and different within each row."""
     table = _require_frame(table, what)
-    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "outcome": "outcome"}, what)
-    first = item_positions(items, _ids(table, "item_a", what), "item_a", what)
-    second = item_positions(items, _ids(table, "item_b", what), "item_b", what)
-    same = first == second
+    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", column: column}, what)
+    first, second = _ids(table, "item_a", what), _ids(table, "item_b", what)
+    same = first.to_numpy() == second.to_numpy()
     if same.any():
         raise InvalidInputError(
             f"{what}: {same.sum()} row(s) compare an item with itself, e.g. "
             f"{_quote_rows(table, same)}. Drop these rows."
         )
-    outcome = table["outcome"].map(OUTCOME_CODES)
-    bad = outcome.isna().to_numpy()
+    return first, second
+
+
+def outcome_labels(table: pd.DataFrame, what: str) -> pd.Series:
+    """The ``outcome`` column, checked to hold only "win", "tie" or "loss"."""
+    bad = ~table["outcome"].isin(list(OUTCOME_CODES)).to_numpy()
     if bad.any():
         raise InvalidInputError(
             f"{what}: column 'outcome' must be one of {sorted(OUTCOME_CODES)} (seen from item_a); "
             f"bad rows: {_quote_rows(table, bad)}."
         )
-    return {"first": first, "second": second, "outcome": outcome.to_numpy(np.int64)}
+    return table["outcome"]
+
+
+def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparisons") -> dict[str, np.ndarray]:
+    """Columns ``item_a, item_b, outcome`` (outcome in {"win", "tie", "loss"} from item_a)
+    -> integer positions and outcome codes, in row order."""
+    first_ids, second_ids = pair_ids(table, "outcome", what)
+    outcome = outcome_labels(table, what).map(OUTCOME_CODES)
+    return {
+        "first": item_positions(items, first_ids, "item_a", what),
+        "second": item_positions(items, second_ids, "item_b", what),
+        "outcome": outcome.to_numpy(np.int64),
+    }
 
 
 def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
@@ -58,8 +73,6 @@ def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
     to be numbers in [0, 1]."""
     table = _require_frame(table, what)
     _require_columns(table, {"item": "item", "value": "value"}, what)
-    if table.empty:
-        raise InvalidInputError(f"{what}: the table has no rows.")
     value = _numeric_scores(table, "value", what).to_numpy()
     outside = (value < 0.0) | (value > 1.0)
     if outside.any():
@@ -81,17 +94,12 @@ def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:
     hits = _require_frame(hits, what)
     _require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what)
     out = pd.DataFrame({"hit": _ids(hits, "hit", what).to_numpy(), "item": _ids(hits, "item", what).to_numpy()})
-    out["value"] = _numeric_scores(hits, "value", what).to_numpy()
+    out["value"] = unit_values(hits, what)
     repeated = out.duplicated(["hit", "item"], keep=False).to_numpy()
     if repeated.any():
         raise InvalidInputError(
             f"{what}: a HIT shows each item once, but {repeated.sum()} rows repeat an item within "
             f"a HIT, e.g. {_quote_rows(out, repeated)}."
-        )
-    outside = ((out["value"] < 0.0) | (out["value"] > 1.0)).to_numpy()
-    if outside.any():
-        raise InvalidInputError(
-            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(out, outside)}."
         )
     return out
 

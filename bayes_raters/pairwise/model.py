@@ -41,10 +41,9 @@ import pytensor.tensor as pt
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
-from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
+from bayes_raters.data import _ids, _numeric_scores, _quote_rows
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
-from bayes_raters.pairwise.hits import unit_values
-from bayes_raters.pairwise.updates import OUTCOME_CODES
+from bayes_raters.pairwise.hits import outcome_labels, pair_ids, unit_values
 
 LINKS = ("rao-kupper", "probit")
 OUTCOME_INDEX = {"loss": 0, "tie": 1, "win": 2}  # category of the observed outcome seen from item_a
@@ -69,30 +68,26 @@ def _annotator_column(table: pd.DataFrame, annotator: str | None, what: str) -> 
     return _ids(table, annotator, what).astype(str)
 
 
-def _check_comparisons(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
-    what = "comparisons"
-    table = _require_frame(table, what)
-    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "outcome": "outcome"}, what)
+def _require_rows(table: pd.DataFrame, what: str) -> None:
     if table.empty:
         raise InvalidInputError(f"{what}: the table has no rows.")
-    out = pd.DataFrame({"item_a": _ids(table, "item_a", what).to_numpy(), "item_b": _ids(table, "item_b", what).to_numpy()})
-    if (out["item_a"] == out["item_b"]).any():
-        same = (out["item_a"] == out["item_b"]).to_numpy()
-        raise InvalidInputError(f"{what}: {same.sum()} row(s) compare an item with itself, e.g. {_quote_rows(table, same)}.")
-    bad = ~table["outcome"].isin(list(OUTCOME_CODES)).to_numpy()
-    if bad.any():
-        raise InvalidInputError(
-            f"{what}: column 'outcome' must be one of {sorted(OUTCOME_CODES)} (seen from item_a); "
-            f"bad rows: {_quote_rows(table, bad)}."
-        )
-    out["outcome"] = table["outcome"].map(OUTCOME_INDEX).to_numpy(np.int64)
-    out["annotator"] = _annotator_column(table, annotator, what).to_numpy()
-    return out
+
+
+def _check_comparisons(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
+    what = "comparisons"
+    first, second = pair_ids(table, "outcome", what)
+    _require_rows(table, what)
+    outcome = outcome_labels(table, what).map(OUTCOME_INDEX).to_numpy(np.int64)
+    return pd.DataFrame(
+        {"item_a": first.to_numpy(), "item_b": second.to_numpy(), "outcome": outcome,
+         "annotator": _annotator_column(table, annotator, what).to_numpy()}
+    )
 
 
 def _check_scalars(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
     what = "scalar judgements"
     value = unit_values(table, what)
+    _require_rows(table, what)
     return pd.DataFrame(
         {"item": _ids(table, "item", what).to_numpy(), "value": value, "annotator": _annotator_column(table, annotator, what).to_numpy()}
     )
@@ -100,10 +95,8 @@ def _check_scalars(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
 
 def _check_strengths(table: pd.DataFrame, annotator: str | None, strength_max: float) -> pd.DataFrame:
     what = "preference strengths"
-    table = _require_frame(table, what)
-    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", "strength": "strength"}, what)
-    if table.empty:
-        raise InvalidInputError(f"{what}: the table has no rows.")
+    first, second = pair_ids(table, "strength", what)
+    _require_rows(table, what)
     if not strength_max > 0:
         raise InvalidInputError(f"strength_max must be > 0, got {strength_max}.")
     value = _numeric_scores(table, "strength", what).to_numpy()
@@ -113,13 +106,10 @@ def _check_strengths(table: pd.DataFrame, annotator: str | None, strength_max: f
             f"{what}: {outside.sum()} strength(s) lie outside [-{strength_max}, {strength_max}], e.g. "
             f"{_quote_rows(table, outside)}. Pass the slider's range as strength_max."
         )
-    out = pd.DataFrame({"item_a": _ids(table, "item_a", what).to_numpy(), "item_b": _ids(table, "item_b", what).to_numpy()})
-    same = (out["item_a"] == out["item_b"]).to_numpy()
-    if same.any():
-        raise InvalidInputError(f"{what}: {same.sum()} row(s) compare an item with itself, e.g. {_quote_rows(table, same)}.")
-    out["value"] = value / strength_max
-    out["annotator"] = _annotator_column(table, annotator, what).to_numpy()
-    return out
+    return pd.DataFrame(
+        {"item_a": first.to_numpy(), "item_b": second.to_numpy(), "value": value / strength_max,
+         "annotator": _annotator_column(table, annotator, what).to_numpy()}
+    )
 
 
 def _components(items: pd.Index, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
