@@ -1,10 +1,13 @@
 """2PL IRT: wall time and ESS/s of the discriminations with nutpie and with PyMC's own NUTS,
 and girth's marginal maximum likelihood (MML) time and accuracy on the same answers.
 
-Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (1,000 + 1,000).
-Needs the `bench` extra (nutpie): ``make bench`` installs it.
+Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (tune + draws), chains
+in parallel on ``--cores`` (default 2). Needs the `bench` extra (nutpie): ``make bench``
+installs it. The figures in ``models/irt.md`` came from
+the defaults: 2 x (1,000 + 1,000) at 1,000 x 40 and 2 x (500 + 500) at 10,000 x 100 (about
+13 min per sampler there).
 Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large | --skip-small] [--samplers pymc nutpie]
-[--draws 1000 --tune 1000 --cores 1]``.
+[--draws N --tune N --cores 2] [--gradient-only]``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _corr(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000, tune: int = 1000, cores: int = 1) -> None:
+def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000, tune: int = 1000, cores: int = 2) -> None:
     answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
     table = validate_responses(answers)
     items = list(truth["item"].values)
@@ -90,9 +93,9 @@ def main() -> None:
     parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
     parser.add_argument("--skip-small", action="store_true", help="only 10,000 x 100")
     parser.add_argument("--samplers", nargs="*", default=["nutpie", "pymc"])
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--cores", type=int, default=1, help="chains in parallel")
+    parser.add_argument("--draws", type=int, help="default 1,000 at 1,000 x 40 and 500 at 10,000 x 100")
+    parser.add_argument("--tune", type=int, help="default as --draws")
+    parser.add_argument("--cores", type=int, default=2, help="chains in parallel")
     parser.add_argument("--gradient-only", action="store_true", help="only time one log-density + gradient")
     args = parser.parse_args()
     print(machine_line())
@@ -101,9 +104,9 @@ def main() -> None:
             gradient_cost(*size)
         return
     if not args.skip_small:
-        run(1000, 40, args.samplers, args.draws, args.tune, args.cores)
+        run(1000, 40, args.samplers, args.draws or 1000, args.tune or 1000, args.cores)
     if not args.skip_large:
-        run(10_000, 100, args.samplers, args.draws, args.tune, args.cores)
+        run(10_000, 100, args.samplers, args.draws or 500, args.tune or 500, args.cores)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import json
 import matplotlib
 import numpy as np
 import pandas as pd
+import pymc as pm
 import pytest
 
 from bayes_raters import InsufficientDataError, InvalidInputError, SmallSampleWarning
@@ -74,6 +75,28 @@ def test_models_build_without_sampling(model):
     assert ("d" in irt.named_vars) == (model == "4pl")
     assert np.isfinite(irt.compile_logp()(irt.initial_point()))
     assert len(irt.coords["answer"]) == len(table)
+
+
+@pytest.mark.parametrize("model", ["1pl", "2pl", "3pl"])
+def test_answer_log_likelihood_is_the_bernoulli_log_pmf(model):
+    """The written-out logit likelihood of 1PL/2PL (and PyMC's Bernoulli in 3PL) equal
+    scipy.stats.bernoulli.logpmf at a random point; prior predictive draws are 0/1."""
+    from scipy import stats
+
+    table, _ = simulate_responses(40, 6, missing=0.1, random_seed=6)
+    irt = build_irt_model(table, model)
+    rng = np.random.default_rng(7)
+    point = {name: value + rng.normal(0, 0.5, size=np.shape(value)) for name, value in irt.initial_point().items()}
+    log_lik = irt.compile_logp(vars=[irt["correct"]], sum=False)(point)[0]
+    names = ["theta", "a", "b"] + (["c"] if model == "3pl" else [])
+    values = irt.compile_fn(irt.replace_rvs_by_values([irt[n] for n in names]), inputs=irt.value_vars)(point)
+    theta, a, b = (np.asarray(v) for v in values[:3])
+    person, item = irt["answer_respondent"].get_value(), irt["answer_item"].get_value()
+    c = np.asarray(values[3])[item] if model == "3pl" else 0.0
+    p = irt_probability(theta[person], a[item], b[item], c, 1.0, lib=np)
+    np.testing.assert_allclose(log_lik, stats.bernoulli.logpmf(table["correct"].to_numpy(), p), rtol=1e-9, atol=1e-12)
+    draws = pm.sample_prior_predictive(draws=3, model=irt, random_seed=8)["prior_predictive"]["correct"]
+    assert set(np.unique(draws.values)) <= {0, 1} and draws.sizes["answer"] == len(table)
 
 
 def test_item_information_equals_squared_slope_over_bernoulli_variance():

@@ -75,6 +75,25 @@ def test_scalars_at_the_bounds_are_kept_and_finite():
     assert np.isfinite(model.compile_logp()(model.initial_point()))
 
 
+def test_censored_slider_likelihood_equals_scipy_even_far_in_the_tails():
+    """Slider log-likelihood = scipy's Beta logcdf at r, logsf at 1 - r, logpdf inside,
+    including a point where pm.Censored's log(1 - F) is -inf: a slider at 1 for an item with
+    mean 0.05 and concentration 40 (P = 3e-75)."""
+    scalars = pd.DataFrame({"item": ["a", "a", "b", "b"], "value": [0.0, 0.3, 1.0, 0.97]})
+    model = build_pairwise_model(prepare_data(scalars=scalars))
+    point = model.initial_point()
+    s = np.array([0.6, 0.05])
+    point["s_logodds__"] = np.log(s / (1 - s))
+    point["phi_log__"] = np.log(40.0)
+    logp = model.compile_fn(model.logp(vars=[model["value"]], sum=False)[0], inputs=model.value_vars)(point)
+    mean = s[[0, 0, 1, 1]]
+    beta = stats.beta(mean * 40, (1 - mean) * 40)
+    expected = [beta.logcdf(0.01)[0], beta.logpdf(0.3)[1], beta.logsf(0.99)[2], beta.logpdf(0.97)[3]]
+    naive = pm.Censored.dist(pm.Beta.dist(0.05 * 40, 0.95 * 40), lower=0.01, upper=0.99)
+    assert -200 < expected[2] < -100 and np.isneginf(pm.logp(naive, 0.99).eval())
+    np.testing.assert_allclose(logp, expected, rtol=1e-6)
+
+
 def test_disconnected_comparisons_are_named_unless_anchored():
     comparisons = pd.DataFrame({"item_a": ["a", "c"], "item_b": ["b", "d"], "outcome": ["win", "loss"]})
     with pytest.raises(InsufficientDataError, match=r"2 disconnected groups.*\['a', 'b'\].*\['c', 'd'\]"):

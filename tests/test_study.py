@@ -53,7 +53,9 @@ def test_table_4_ranges_track_the_paper():
     """A range of 50 PRMSE values is one noisy draw (and the paper's are rounded to 0.01), so
     the design is replicated on 5 simulated data sets: the paper's value must be an ordinary
     draw (within 2 SD of our mean) in at least 90% of cells, the expected range within 30% of
-    the paper's in most, and the ordering (wider for fewer responses, worse raters) must hold."""
+    the paper's in most, and the ordering (wider for fewer responses, worse raters) must hold.
+    Measured with 10 data sets (seeds 2020-2029): run vs run 21.8 of 28 cells within 30% on
+    average, never all 28 (0 of 90 pairs)."""
     replicated = np.stack([
         study.prmse_ranges(study.double_scoring(replace(FULL, random_seed=seed)), sample="full").to_numpy()
         for seed in range(2020, 2025)
@@ -63,6 +65,15 @@ def test_table_4_ranges_track_the_paper():
     assert (z.abs() <= 2).to_numpy().mean() >= 0.9, z.round(2)
     assert ((expected / PAPER_TABLE_4 - 1).abs() <= 0.3).to_numpy().mean() >= 0.7, (expected / PAPER_TABLE_4).round(2)
     assert (expected.iloc[0] > expected.iloc[-1]).all() and expected.loc[100, "low"] > expected.loc[100, "high"]
+    # Why "every cell within 30% of the paper" is not a criterion: two runs of this very design,
+    # one rounded to 0.01 like the paper, do not agree that way with each other either.
+    agree = np.array([
+        (np.abs(replicated[i] / np.round(replicated[j], 2) - 1) <= 0.3).sum()
+        for i in range(len(replicated)) for j in range(len(replicated)) if i != j
+    ])
+    print(f"\nrun vs run: {agree.mean():.1f} of 28 cells within 30% (min {agree.min()}, max {agree.max()}), "
+          f"all 28 in {(agree == 28).sum()} of {len(agree)} pairs; ours vs paper {((replicated / PAPER_TABLE_4.to_numpy() - 1).__abs__() <= 0.3).sum(axis=(1, 2))}")
+    assert (agree == 28).mean() < 0.5
 
 
 def test_degradation_misranks_and_prmse_ranks_systems():

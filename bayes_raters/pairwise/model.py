@@ -208,6 +208,26 @@ def _probit_logp(difference, epsilon):
     return pt.stack([log_loss, log_tie, log_win], axis=-1)
 
 
+def _censored_beta_logp(value, alpha, beta, low, high):
+    r"""Beta(alpha, beta) censored to [low, high]: :math:`\log F(low)` at ``low``,
+    :math:`\log F'(1 - high)` at ``high`` with :math:`F'` the cdf of Beta(beta, alpha) (the
+    mirrored variable 1 - y), the Beta log-density inside.
+
+    Not ``pm.Censored``: it takes the upper tail as log(1 - F(high)), which is -inf as soon as
+    F(high) rounds to 1 (a slider at 1 for an item whose mean is low, e.g. at a jittered start),
+    while the mirrored lower tail stays finite down to 1e-308.
+    """
+    lower = pm.logcdf(pm.Beta.dist(alpha, beta), low)
+    upper = pm.logcdf(pm.Beta.dist(beta, alpha), 1 - high)
+    inside = pm.logp(pm.Beta.dist(alpha, beta), pt.clip(value, low, high))
+    return pt.switch(value <= low, lower, pt.switch(value >= high, upper, inside))
+
+
+def _censored_beta_random(alpha, beta, low, high, rng=None, size=None):
+    """Slider values for predictive draws: Beta draws clipped to [low, high]."""
+    return np.clip(rng.beta(alpha, beta, size=size), low, high)
+
+
 def build_pairwise_model(
     data: PairwiseData,
     *,
@@ -272,9 +292,9 @@ def build_pairwise_model(
             phi = pm.Gamma("phi", 2.0, 0.1)
             mean = pm.math.invlogit(pm.math.logit(s[where]) + bias[who])
             concentration = phi * consistency[who]
-            pm.Censored(
-                "value", pm.Beta.dist(mean * concentration, (1 - mean) * concentration), lower=low, upper=high,
-                observed=value, dims="scalar",
+            pm.CustomDist(
+                "value", mean * concentration, (1 - mean) * concentration, low, high,
+                logp=_censored_beta_logp, random=_censored_beta_random, observed=value, dims="scalar",
             )
         if len(data.strengths):
             stre = data.strengths
