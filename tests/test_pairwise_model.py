@@ -17,6 +17,7 @@ from bayes_raters.errors import BayesRatersError, InsufficientDataError, Invalid
 from bayes_raters.pairwise import (
     fit_pairwise_model,
     latent_values,
+    neighbour_pairs,
     outcome_probabilities,
     simulate_judgements,
 )
@@ -92,6 +93,56 @@ def test_censored_slider_likelihood_equals_scipy_even_far_in_the_tails():
     naive = pm.Censored.dist(pm.Beta.dist(0.05 * 40, 0.95 * 40), lower=0.01, upper=0.99)
     assert -200 < expected[2] < -100 and np.isneginf(pm.logp(naive, 0.99).eval())
     np.testing.assert_allclose(logp, expected, rtol=1e-6)
+
+
+def test_panel_offset_parametrisation_keeps_the_beta_prior_and_iid_biases():
+    """With slider biases the sampler works on x = logit(s) + delta (delta the panel's mean
+    bias) and zero-sum deviations. The model must stay s ~ Beta(a0, b0), u_k ~ iid
+    N(0, sigma_bias): the density of x is scipy's Beta density of invlogit(x - delta) times
+    the Jacobian, prior draws of s pass a KS test against Beta(2, 3), and the biases over
+    sigma_bias have unit variances and no correlation (a zero-sum part alone would give
+    variance 1 - 1/K = 0.75 and correlation -1/3)."""
+    scalars = pd.DataFrame({"item": list("abcd") * 2, "value": np.linspace(0.1, 0.9, 8), "annotator": list("pqrs") * 2})
+    model = build_pairwise_model(prepare_data(scalars=scalars), prior=(2.0, 3.0))
+    assert model.named_vars_to_dims["item_level"] == ("item",)
+    assert model.named_vars_to_dims["bias"] == ("annotator",)
+    point = model.initial_point()
+    x = np.array([-1.0, 0.2, 1.5, 3.0])
+    point["item_level"], point["sigma_bias_log__"], point["panel_bias_z"] = x, np.log(0.4), 0.7
+    delta = 0.4 * 0.7 / np.sqrt(4)
+    logp = model.compile_fn(model.logp(vars=[model["item_level"]], sum=False)[0], inputs=model.value_vars, on_unused_input="ignore")(point)
+    s = 1 / (1 + np.exp(-(x - delta)))
+    np.testing.assert_allclose(logp, stats.beta(2, 3).logpdf(s) + np.log(s * (1 - s)), rtol=1e-10)
+
+    s_draws, bias, sigma = pm.draw([model["s"], model["bias"], model["sigma_bias"]], draws=4000, random_seed=1)
+    assert stats.kstest(s_draws[:, 0], stats.beta(2, 3).cdf).pvalue > 0.01
+    np.testing.assert_allclose(np.cov((bias / sigma[:, None]).T), np.eye(4), atol=0.1)
+
+
+def test_neighbour_pairs_pair_adjacent_items_then_random_ones():
+    values = pd.Series([0.9, 0.1, 0.5, 0.3, 0.7], index=list("abcde"))  # order b d c e a
+    pairs = neighbour_pairs(values, 10, random_fraction=0.3, random_seed=0)
+    assert len(pairs) == 10 and (pairs["item_a"] != pairs["item_b"]).all()
+    near = list(zip(pairs["item_a"][:7], pairs["item_b"][:7]))
+    assert near == [("b", "d"), ("d", "c"), ("c", "e"), ("e", "a"), ("b", "c"), ("d", "e"), ("c", "a")]
+    assert pairs.equals(neighbour_pairs(values, 10, random_fraction=0.3, random_seed=0))
+    with pytest.raises(InsufficientDataError, match="no first-stage value"):
+        neighbour_pairs(values.where(values > 0.2), 4)
+    with pytest.raises(InvalidInputError, match="random_fraction"):
+        neighbour_pairs(values, 4, random_fraction=1.5)
+
+
+def test_simulated_outcomes_for_given_pairs_follow_the_model():
+    truth = pd.Series([0.2, 0.5, 0.8], index=["x", "y", "z"])
+    pairs = pd.DataFrame({"item_a": ["x", "y"] * 3000, "item_b": ["y", "z"] * 3000})
+    comparisons = simulate_judgements(truth, pairs=pairs, lam=8.0, epsilon=0.5, random_seed=3)["comparisons"]
+    assert comparisons[["item_a", "item_b"]].equals(pairs)
+    for a, b in (("x", "y"), ("y", "z")):
+        seen = comparisons.loc[comparisons["item_a"] == a, "outcome"].value_counts().reindex(["loss", "tie", "win"]).to_numpy()
+        expected = outcome_probabilities(truth[a], truth[b], 8.0, 0.5) * seen.sum()
+        assert stats.chisquare(seen, expected).pvalue > 0.001
+    with pytest.raises(InvalidInputError, match="item of truth"):
+        simulate_judgements(truth, pairs=pd.DataFrame({"item_a": ["x"], "item_b": ["w"]}))
 
 
 def test_disconnected_comparisons_are_named_unless_anchored():

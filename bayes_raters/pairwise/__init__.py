@@ -3,9 +3,11 @@
 Online methods (Sakaguchi & Van Durme 2018): :class:`TrueSkill`, :class:`BoundedRA`
 (bounded ranking aggregation), :class:`EASL` and :class:`DirectAssessment`, with HIT
 selection by match quality; HIT conversion helpers; simulated annotators and the paper's
-efficiency experiment (:mod:`bayes_raters.pairwise.simulate`).
+efficiency experiment (:mod:`bayes_raters.pairwise.simulate`); the Bayesian beta-latent
+model (:func:`fit_pairwise_model`) and second-stage pair designs (:func:`neighbour_pairs`).
 """
 
+from bayes_raters.pairwise.design import neighbour_pairs
 from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise_model
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
@@ -31,6 +33,7 @@ __all__ = [
     "hits_to_pairs",
     "hits_to_scalars",
     "latent_values",
+    "neighbour_pairs",
     "outcome_probabilities",
     "run_elicitation_experiment",
     "simulate_judgements",

@@ -166,18 +166,23 @@ def fit_pairwise_model(
     cores: int | None = 1,
     random_seed=None,
     nuts_sampler: str = "pymc",
-    target_accept: float = 0.9,
+    target_accept: float | None = None,
 ) -> PairwiseResult:
     """Fit the beta-latent model (:mod:`bayes_raters.pairwise.model`) to any mix of
     ``comparisons`` (item_a, item_b, outcome in {win, tie, loss} from item_a),
     ``scalars`` (item, value in [0, 1]) and ``strengths`` (item_a, item_b, strength in
     [-strength_max, strength_max], positive = item_a better); each optionally with an
-    ``annotator`` column. Warns (ConvergenceWarning) if the chains did not converge."""
+    ``annotator`` column. ``target_accept`` defaults to 0.95 when slider biases are
+    estimated (several annotators and slider values: with few sliders per annotator, 0.9 left
+    a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise. Warns
+    (ConvergenceWarning) if the chains did not converge."""
     data = prepare_data(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected,
     )
     model = build_pairwise_model(data, link=link, prior=prior, annotator_effects=annotator_effects, slider_resolution=slider_resolution)
+    if target_accept is None:
+        target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model",

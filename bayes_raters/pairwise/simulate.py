@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.hits import pair_ids
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, TrueSkill
 
 LATENT_SHAPES = ("uniform", "skewed", "bimodal", "central", "upper", "lower")
@@ -271,25 +272,34 @@ def simulate_judgements(
     sigma_consistency: float = 0.0,
     sigma_bias: float = 0.0,
     link: str = "rao-kupper",
+    pairs: pd.DataFrame | None = None,
     random_seed=None,
 ) -> dict[str, pd.DataFrame]:
     """Judgements drawn from the Bayesian beta-latent model itself (for recovery and
     calibration checks): random pairs with Rao-Kupper (or probit) outcomes, Beta slider
     values (rounded to 0.01, so ends at exactly 0 and 1 occur), and preference strengths
     censored to [-strength_max, strength_max]. Returns ``comparisons``, ``scalars`` and
-    ``strengths`` tables (each with an ``annotator`` column) and the annotator effects."""
+    ``strengths`` tables (each with an ``annotator`` column) and the annotator effects.
+    ``pairs`` (columns ``item_a``, ``item_b``) fixes the compared pairs instead of
+    ``n_comparisons`` random ones, e.g. from :func:`~bayes_raters.pairwise.design.neighbour_pairs`."""
     rng = np.random.default_rng(random_seed)
     items, s = truth.index.to_numpy(), truth.to_numpy(float)
+    if pairs is not None:
+        a_ids, b_ids = pair_ids(pairs, "item_b", "pairs")
+        given = (truth.index.get_indexer(a_ids.to_numpy()), truth.index.get_indexer(b_ids.to_numpy()))
+        if (given[0] < 0).any() or (given[1] < 0).any():
+            raise InvalidInputError("pairs: every item_a and item_b must be an item of truth.")
+        n_comparisons = len(pairs)
     annotators = np.array([f"ann_{k + 1:02d}" for k in range(n_annotators)])
     consistency = np.exp(rng.normal(0, sigma_consistency, n_annotators))
     bias = rng.normal(0, sigma_bias, n_annotators)
 
-    def pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    def random_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
         a = rng.integers(0, len(items), n)
         return a, (a + rng.integers(1, len(items), n)) % len(items)
 
     out = {}
-    a, b = pairs(n_comparisons)
+    a, b = given if pairs is not None else random_pairs(n_comparisons)
     who = rng.integers(0, n_annotators, n_comparisons)
     probs = outcome_probabilities(s[a], s[b], lam * consistency[who], epsilon, link)
     choice = (rng.random(n_comparisons)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
@@ -302,7 +312,7 @@ def simulate_judgements(
     concentration = phi * consistency[who]
     values = np.round(rng.beta(mean * concentration, (1 - mean) * concentration), 2)
     out["scalars"] = pd.DataFrame({"item": items[where], "value": values, "annotator": annotators[who]})
-    a, b = pairs(n_strengths)
+    a, b = random_pairs(n_strengths)
     who = rng.integers(0, n_annotators, n_strengths)
     raw = rng.normal(strength_gain * (s[a] - s[b]), strength_sigma / consistency[who])
     out["strengths"] = pd.DataFrame(
