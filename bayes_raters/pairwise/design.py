@@ -19,6 +19,12 @@ import pandas as pd
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
 
 
+def random_pairs(n_items: int, n_pairs: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of ``n_pairs`` uniformly random pairs of distinct items among ``n_items``."""
+    a = rng.integers(0, n_items, n_pairs)
+    return a, (a + rng.integers(1, n_items, n_pairs)) % n_items
+
+
 def neighbour_pairs(values: pd.Series, n_pairs: int, random_fraction: float = 0.5, random_seed=None) -> pd.DataFrame:
     """``n_pairs`` comparisons (columns ``item_a``, ``item_b``): ``round((1 - random_fraction)
     n_pairs)`` between items adjacent in the order of ``values`` (rank gap 1 for every
@@ -44,9 +50,6 @@ def neighbour_pairs(values: pd.Series, n_pairs: int, random_fraction: float = 0.
         first.extend(order[:-gap])
         second.extend(order[gap:])
         gap += 1
-    rng = np.random.default_rng(random_seed)
-    n_random = n_pairs - n_near
-    a = rng.integers(0, len(order), n_random)
-    b = (a + rng.integers(1, len(order), n_random)) % len(order)
+    a, b = random_pairs(len(order), n_pairs - n_near, np.random.default_rng(random_seed))
     items = values.index.to_numpy()
     return pd.DataFrame({"item_a": np.concatenate([first[:n_near], items[a]]), "item_b": np.concatenate([second[:n_near], items[b]])})

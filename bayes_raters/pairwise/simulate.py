@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.design import random_pairs
 from bayes_raters.pairwise.hits import pair_ids
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, TrueSkill
 
@@ -294,12 +295,8 @@ def simulate_judgements(
     consistency = np.exp(rng.normal(0, sigma_consistency, n_annotators))
     bias = rng.normal(0, sigma_bias, n_annotators)
 
-    def random_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-        a = rng.integers(0, len(items), n)
-        return a, (a + rng.integers(1, len(items), n)) % len(items)
-
     out = {}
-    a, b = given if pairs is not None else random_pairs(n_comparisons)
+    a, b = given if pairs is not None else random_pairs(len(items), n_comparisons, rng)
     who = rng.integers(0, n_annotators, n_comparisons)
     probs = outcome_probabilities(s[a], s[b], lam * consistency[who], epsilon, link)
     choice = (rng.random(n_comparisons)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
@@ -312,7 +309,7 @@ def simulate_judgements(
     concentration = phi * consistency[who]
     values = np.round(rng.beta(mean * concentration, (1 - mean) * concentration), 2)
     out["scalars"] = pd.DataFrame({"item": items[where], "value": values, "annotator": annotators[who]})
-    a, b = random_pairs(n_strengths)
+    a, b = random_pairs(len(items), n_strengths, rng)
     who = rng.integers(0, n_annotators, n_strengths)
     raw = rng.normal(strength_gain * (s[a] - s[b]), strength_sigma / consistency[who])
     out["strengths"] = pd.DataFrame(
