@@ -84,6 +84,11 @@ def _build_parser() -> argparse.ArgumentParser:
     irt.add_argument("responses", help="CSV of answers in long format")
     irt.add_argument("--model", choices=["1pl", "2pl", "3pl", "4pl"], default="2pl")
     irt.add_argument("--n-options", type=int, default=None, help="answer options per item (3PL/4PL guessing prior)")
+    irt.add_argument(
+        "--method", choices=["marginal", "joint"], default="marginal",
+        help="marginal: abilities integrated out by quadrature (default); joint: abilities sampled",
+    )
+    irt.add_argument("--sampler", choices=["pymc", "nutpie"], default=None, help="NUTS sampler (default: the method's)")
     irt.add_argument("--respondent-column", default="respondent")
     irt.add_argument("--item-column", default="item")
     irt.add_argument("--correct-column", default="correct")
@@ -216,6 +221,8 @@ def _irt(args: argparse.Namespace) -> None:
         _read_csv(args.responses),
         args.model,
         n_options=args.n_options,
+        method=args.method,
+        **({"nuts_sampler": args.sampler} if args.sampler else {}),
         draws=args.draws,
         tune=args.tune,
         chains=args.chains,

@@ -95,6 +95,25 @@ def warn_if_not_converged(report: ConvergenceReport, what: str) -> None:
         )
 
 
+NUTS_SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
+
+
+def sampler_settings(nuts_sampler: str, target_accept: float, nuts_kwargs: dict | None = None) -> dict:
+    """Keyword arguments of ``pm.sample`` that give ``nuts_sampler`` the model's settings.
+
+    PyMC's own NUTS takes ``target_accept`` directly; the external samplers (nutpie, numpyro,
+    blackjax) take it inside ``nuts={...}``: passing it only to PyMC's sampler, as this package
+    did before, left nutpie at its own default of 0.8.
+    """
+    if nuts_sampler not in NUTS_SAMPLERS:
+        raise InvalidInputError(f"nuts_sampler must be one of {NUTS_SAMPLERS}, got {nuts_sampler!r}.")
+    if not 0 < target_accept < 1:
+        raise InvalidInputError(f"target_accept must lie in (0, 1), got {target_accept}.")
+    if nuts_sampler == "pymc":
+        return {"target_accept": target_accept, **(nuts_kwargs or {})}
+    return {"nuts": {"target_accept": target_accept, **(nuts_kwargs or {})}}
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -109,17 +128,20 @@ def sample_model(
     check_var_names: Sequence[str] | None = None,
     what: str = "model",
     progressbar: bool = False,
+    nuts_kwargs: dict | None = None,
 ) -> tuple[xr.DataTree, ConvergenceReport]:
     """Sample ``model`` with NUTS and report convergence.
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
     chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
-    checked (default: all in the posterior). Returns ``(datatree, report)`` and warns
-    if the report shows a problem.
+    checked (default: all in the posterior). ``target_accept`` and ``nuts_kwargs`` (e.g.
+    nutpie's ``{"adaptation": "low_rank"}``) reach every sampler (:func:`sampler_settings`).
+    The sampler is recorded in the posterior's ``nuts_sampler`` attribute. Returns
+    ``(datatree, report)`` and warns if the report shows a problem.
     """
     if draws < 1 or tune < 0 or chains < 1:
         raise InvalidInputError(f"need draws >= 1, tune >= 0, chains >= 1; got {draws}, {tune}, {chains}.")
-    kwargs = {"target_accept": target_accept} if nuts_sampler == "pymc" else {}
+    kwargs = sampler_settings(nuts_sampler, target_accept, nuts_kwargs)
     pymc_logger = logging.getLogger("pymc")
     level = pymc_logger.level
     pymc_logger.setLevel(logging.ERROR)
@@ -140,6 +162,7 @@ def sample_model(
             )
     finally:
         pymc_logger.setLevel(level)
+    idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report

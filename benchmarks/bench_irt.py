@@ -1,13 +1,19 @@
-"""2PL IRT: wall time and ESS/s of the discriminations with nutpie and with PyMC's own NUTS,
-and girth's marginal maximum likelihood (MML) time and accuracy on the same answers.
+"""IRT side by side in one run: marginal (abilities integrated out by quadrature) vs joint
+(abilities sampled) NUTS, each with nutpie and PyMC's sampler, and girth's marginal maximum
+likelihood (MML) on the same answers.
 
-Sizes: 1,000 x 40 and 10,000 x 100 (respondents x items), 2 chains x (tune + draws), chains
-in parallel on ``--cores`` (default 2). Needs the `bench` extra (nutpie): ``make bench``
-installs it. The figures in ``models/irt.md`` came from
-the defaults: 2 x (1,000 + 1,000) at 1,000 x 40 and 2 x (500 + 500) at 10,000 x 100 (about
-13 min per sampler there).
-Run: ``.venv/bin/python benchmarks/bench_irt.py [--skip-large | --skip-small] [--samplers pymc nutpie]
-[--draws N --tune N --cores 2] [--gradient-only]``.
+Printed per row: wall time (compilation and, for the marginal method, the theta draws
+included), seconds of sampling, min bulk ESS of the discriminations per second of sampling,
+max R-hat over the sampled item parameters, divergences, leapfrog steps per draw and the
+correlation of the posterior mean of a with the truth.
+
+Sizes (respondents x items): ``small`` 1,000 x 5 (LSAT7's shape; 1PL and 2PL, defaults of
+``fit_irt``), ``medium`` 2,000 x 100 (2PL; the issue's Stan comparison), ``large`` 10,000 x 100
+(2PL, marginal and girth only: the joint fits took 775 s with nutpie and 5,870 s with PyMC).
+Data: theta ~ N(0, 1), log a ~ N(0, 0.3), b ~ N(0, 1), 2 chains x (500 + 500) unless
+``--draws/--tune``; chains in parallel on ``--cores`` (default 2).
+Run: ``.venv/bin/python benchmarks/bench_irt.py [--sizes small medium large]
+[--methods marginal joint] [--samplers nutpie pymc] [--gradient-only]``.
 """
 
 from __future__ import annotations
@@ -24,36 +30,50 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.irt import simulate_responses  # noqa: E402
+from bayes_raters.irt import fit_irt, simulate_responses  # noqa: E402
+from bayes_raters.irt.marginal import build_marginal_from_table  # noqa: E402
 from bayes_raters.irt.model import build_from_table, validate_responses  # noqa: E402
-from bayes_raters.sampling import sample_model  # noqa: E402
+
+SIZES = {"small": (1000, 5), "medium": (2000, 100), "large": (10_000, 100)}
 
 
 def _corr(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000, tune: int = 1000, cores: int = 2) -> None:
+def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: int, cores: int) -> None:
+    n_respondents, n_items = SIZES[size]
     answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
-    table = validate_responses(answers)
     items = list(truth["item"].values)
-    for sampler in samplers:
-        model = build_from_table(table, "2pl", n_options=None, hierarchical=False)
-        start = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            idata, report = sample_model(model, random_seed=2, nuts_sampler=sampler, draws=draws, tune=tune, cores=cores)
-        seconds = time.perf_counter() - start
-        a = idata["posterior"].to_dataset()[["a"]]
-        ess = az.ess(a)["a"]
-        estimate = a["a"].mean(("chain", "draw")).sel(item=items)
-        print(
-            f"{n_respondents:>6} x {n_items:<4} {sampler:>6}, 2 chains x ({tune} + {draws}), {cores} core(s): "
-            f"{seconds:7.1f} s wall (compile included); "
-            f"ESS(a) min {float(ess.min()):.0f}, ESS/s {float(ess.mean()) / seconds:.1f}; "
-            f"max R-hat {report.max_r_hat:.3f}, divergences {report.divergences}; corr(a, true a) "
-            f"{_corr(estimate, truth['a']):.3f}{'; warned' if caught else ''}"
-        )
+    models = ["1pl", "2pl"] if size == "small" else ["2pl"]
+    for model in models:
+        for method in methods:
+            if method == "joint" and size == "large":
+                continue
+            for sampler in samplers:
+                start = time.perf_counter()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    result = fit_irt(answers, model, method=method, nuts_sampler=sampler, draws=draws, tune=tune,
+                                     chains=2, cores=cores, random_seed=2)
+                seconds = time.perf_counter() - start
+                posterior = result.posterior
+                sampling = float(posterior.attrs.get("sampling_time", np.nan))
+                name = "a_common" if model == "1pl" else "a"
+                ess = az.ess(posterior[[name]])[name]
+                stats = result.idata["sample_stats"].to_dataset()
+                steps = float((stats["n_steps"] if "n_steps" in stats else stats["tree_size"]).mean())
+                r_hat = az.rhat(posterior[[v for v in ("a", "b") if v in posterior]])
+                max_r_hat = max(float(r_hat[v].max()) for v in r_hat.data_vars)
+                corr = _corr(posterior["a"].mean(("chain", "draw")).sel(item=items), truth["a"]) if model == "2pl" else float("nan")
+                print(
+                    f"{n_respondents:>6} x {n_items:<4} {model} {method:>8} {sampler:>6}: wall {seconds:6.1f} s, "
+                    f"sampling {sampling:6.1f} s, min ESS({name}) {float(ess.min()):5.0f}, "
+                    f"ESS/s {float(ess.min()) / sampling:6.1f}, max R-hat(a, b) {max_r_hat:.3f}, "
+                    f"divergences {result.report.divergences}, steps/draw {steps:4.1f}, corr(a) {corr:.3f}"
+                    f"{'; warned' if caught else ''}",
+                    flush=True,
+                )
     import girth
 
     wide = answers.pivot(index="item", columns="respondent", values="correct").loc[items]
@@ -61,16 +81,21 @@ def run(n_respondents: int, n_items: int, samplers: list[str], draws: int = 1000
     mml = girth.twopl_mml(wide.to_numpy().astype(int))
     seconds = time.perf_counter() - start
     print(
-        f"{n_respondents:>6} x {n_items:<4}  girth: {seconds:7.1f} s (MML 2PL); corr(a, true a) "
-        f"{_corr(mml['Discrimination'], truth['a']):.3f}, corr(b, true b) {_corr(mml['Difficulty'], truth['b']):.3f}"
+        f"{n_respondents:>6} x {n_items:<4} 2pl  girth MML: wall {seconds:6.1f} s; corr(a) "
+        f"{_corr(mml['Discrimination'], truth['a']):.3f}, corr(b) {_corr(mml['Difficulty'], truth['b']):.3f}",
+        flush=True,
     )
 
 
-def gradient_cost(n_respondents: int, n_items: int, repeats: int = 20) -> None:
+def gradient_cost(n_respondents: int, n_items: int, method: str = "joint", repeats: int = 20) -> None:
     """Compile time and wall time of one log-density + gradient evaluation (Numba backend):
     the unit cost of every leapfrog step, to size a NUTS run before starting it."""
     answers, _ = simulate_responses(n_respondents, n_items, random_seed=1)
-    model = build_from_table(validate_responses(answers), "2pl", n_options=None, hierarchical=False)
+    table = validate_responses(answers)
+    if method == "joint":
+        model = build_from_table(table, "2pl", n_options=None, hierarchical=False)
+    else:
+        model = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=False)
     start = time.perf_counter()
     function = model.logp_dlogp_function(ravel_inputs=True, mode="NUMBA")
     function.set_extra_values({})
@@ -82,7 +107,7 @@ def gradient_cost(n_respondents: int, n_items: int, repeats: int = 20) -> None:
         function(point)
     per_gradient = (time.perf_counter() - start) / repeats
     print(
-        f"{n_respondents:>6} x {n_items:<4} gradient: {len(point)} parameters, {len(answers):,} answers; compile "
+        f"{n_respondents:>6} x {n_items:<4} {method:>8} gradient: {len(point)} parameters, {len(answers):,} answers; compile "
         f"{compiled:.1f} s, {1000 * per_gradient:.1f} ms per log-density + gradient "
         f"(a draw of 64 leapfrog steps: {64 * per_gradient:.1f} s)"
     )
@@ -90,23 +115,22 @@ def gradient_cost(n_respondents: int, n_items: int, repeats: int = 20) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--skip-large", action="store_true", help="only 1,000 x 40")
-    parser.add_argument("--skip-small", action="store_true", help="only 10,000 x 100")
+    parser.add_argument("--sizes", nargs="*", default=["small", "medium", "large"], choices=list(SIZES))
+    parser.add_argument("--methods", nargs="*", default=["marginal", "joint"])
     parser.add_argument("--samplers", nargs="*", default=["nutpie", "pymc"])
-    parser.add_argument("--draws", type=int, help="default 1,000 at 1,000 x 40 and 500 at 10,000 x 100")
-    parser.add_argument("--tune", type=int, help="default as --draws")
+    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--cores", type=int, default=2, help="chains in parallel")
     parser.add_argument("--gradient-only", action="store_true", help="only time one log-density + gradient")
     args = parser.parse_args()
     print(machine_line())
     if args.gradient_only:
-        for size in ([] if args.skip_small else [(1000, 40)]) + ([] if args.skip_large else [(10_000, 100)]):
-            gradient_cost(*size)
+        for size in args.sizes:
+            for method in args.methods:
+                gradient_cost(*SIZES[size], method)
         return
-    if not args.skip_small:
-        run(1000, 40, args.samplers, args.draws or 1000, args.tune or 1000, args.cores)
-    if not args.skip_large:
-        run(10_000, 100, args.samplers, args.draws or 500, args.tune or 500, args.cores)
+    for size in args.sizes:
+        run(size, args.methods, args.samplers, args.draws, args.tune, args.cores)
 
 
 if __name__ == "__main__":

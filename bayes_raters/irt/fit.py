@@ -22,7 +22,9 @@ from bayes_raters.irt.diagnostics import (
     item_parameters,
     posterior_predictive_item_fit,
 )
-from bayes_raters.irt.model import IRT_MODELS, build_from_table, validate_responses
+from bayes_raters.irt.marginal import build_marginal_from_table, conditional_abilities
+from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
+from bayes_raters.quadrature import rule_for
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 #: Flag thresholds (documented in models/irt.md).
@@ -46,6 +48,7 @@ class IRTResult:
     report: ConvergenceReport
     n_options: int | None = None
     hierarchical: bool = False
+    method: str = "marginal"
     _cache: dict = field(default_factory=dict, repr=False)
 
     @functools.cached_property
@@ -54,18 +57,22 @@ class IRTResult:
         return self.idata["posterior"].to_dataset()
 
     def _loo_pareto_k(self) -> pd.Series:
+        """Share of each item's answers with LOO Pareto-k above 0.7 (per-answer LOO; for the
+        marginal method from the conditional theta draws, see :func:`answer_pareto_k`)."""
         if "loo_k" not in self._cache:
-            with warnings.catch_warnings():  # high k is reported per item in item_table()
-                warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
-                loo = az.loo(self.idata, pointwise=True)
-            k = pd.Series(np.asarray(loo.pareto_k).ravel(), index=self.table["item"].to_numpy())
+            if self.method == "joint":
+                k = np.asarray(_quiet_loo(self.idata).pareto_k).ravel()
+            else:
+                k = answer_pareto_k(self.posterior, self.table, LOG_LIK_DRAWS)
+            k = pd.Series(k, index=self.table["item"].to_numpy())
             self._cache["loo_k"] = (k > PARETO_K).groupby(level=0, sort=False).mean()
-            self._cache["loo"] = loo
         return self._cache["loo_k"]
 
     def loo(self):
-        """``az.loo`` of the fitted model (pointwise, on the thinned log-likelihood)."""
-        self._loo_pareto_k()
+        """``az.loo`` of the fitted model: over respondents (marginal log-likelihood) for the
+        marginal method, over answers for the joint one (thinned to 400 draws)."""
+        if "loo" not in self._cache:
+            self._cache["loo"] = _quiet_loo(self.idata)
         return self._cache["loo"]
 
     def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0), random_seed=0) -> pd.DataFrame:
@@ -217,6 +224,34 @@ class IRTResult:
         return ax
 
 
+def _quiet_loo(idata: xr.DataTree, reff: float | None = None):
+    with warnings.catch_warnings():  # high k is reported per item in item_table()
+        warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
+        return az.loo(idata, pointwise=True, reff=reff)
+
+
+def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chunk: int = 100_000) -> np.ndarray:
+    r"""LOO Pareto-k of every answer from (thinned) draws of theta and the item parameters:
+    :math:`\log p(y_{ij} \mid \theta_i, a_j, b_j, c_j, d_j)` per draw, in chunks of answers
+    so memory stays at draws x ``chunk``."""
+    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
+    thin = posterior.isel(draw=slice(None, None, step))
+    params = item_parameters(thin)
+    item_index = pd.Index(thin["item"].values).get_indexer(table["item"])
+    person_index = pd.Index(thin["respondent"].values).get_indexer(table["respondent"])
+    theta = thin["theta"].transpose("chain", "draw", "respondent").values
+    a, b, c, d = (params[k].transpose("chain", "draw", "item").values for k in PARAMETERS)
+    y = table["correct"].to_numpy()
+    out = []
+    for start in range(0, len(table), chunk):
+        i, j, obs = person_index[start:start + chunk], item_index[start:start + chunk], y[start:start + chunk]
+        p = np.clip(irt_probability(theta[..., i], a[..., j], b[..., j], c[..., j], d[..., j], lib=np), 1e-300, 1 - 1e-16)
+        log_lik = np.where(obs == 1, np.log(p), np.log1p(-p))
+        tree = xr.DataTree.from_dict({"log_likelihood": xr.Dataset({"correct": (("chain", "draw", "answer"), log_lik)})})
+        out.append(np.asarray(_quiet_loo(tree, reff=1.0).pareto_k).ravel())  # thinned draws: ~independent
+    return np.concatenate(out)
+
+
 def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> xr.DataTree:
     posterior = idata["posterior"].to_dataset()
     step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
@@ -228,10 +263,14 @@ def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> 
     return log_lik
 
 
+IRT_METHODS = ("marginal", "joint")
+
+
 def fit_irt(
     responses: pd.DataFrame,
     model: str = "2pl",
     *,
+    method: str = "marginal",
     n_options: int | None = None,
     hierarchical: bool = False,
     draws: int = 1000,
@@ -241,42 +280,75 @@ def fit_irt(
     random_seed: int | np.random.Generator | None = None,
     nuts_sampler: str = "pymc",
     target_accept: float = 0.9,
+    nuts_kwargs: dict | None = None,
     respondent: str = "respondent",
     item: str = "item",
     correct: str = "correct",
 ) -> IRTResult:
     """Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
-    ``(respondent, item, correct)``; missing answers are absent rows. Convergence is
-    checked on the item parameters and abilities; a :class:`ConvergenceWarning` is issued
-    if it fails. The pointwise log-likelihood is stored for at most 400 draws (LOO)."""
+    ``(respondent, item, correct)``; missing answers are absent rows.
+
+    ``method="marginal"`` (default) integrates the abilities out by quadrature and samples
+    the item parameters only (:mod:`bayes_raters.irt.marginal`); theta is then drawn from its
+    exact conditional for every posterior draw, so the posterior has ``theta`` with dims
+    ``respondent`` as before, and ``log_likelihood`` holds each respondent's marginal
+    log-likelihood (LOO over respondents). ``method="joint"`` samples theta with NUTS and
+    stores the per-answer log-likelihood (thinned to 400 draws). Convergence is checked on the
+    sampled parameters; a :class:`ConvergenceWarning` is issued if it fails. The draws repeat
+    exactly for the same ``random_seed`` (theta draws included)."""
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
+    if method not in IRT_METHODS:
+        raise InvalidInputError(f"method must be one of {IRT_METHODS}, got {method!r}.")
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
-    irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
-    idata, report = sample_model(
-        irt,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        random_seed=random_seed,
-        nuts_sampler=nuts_sampler,
-        target_accept=target_accept,
-        what=f"IRT {model}",
+    settings = dict(
+        draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+        nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs,
     )
-    log_lik = _thinned_log_likelihood(idata, irt, LOG_LIK_DRAWS)
+    if method == "joint":
+        irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
+        idata, report = sample_model(irt, what=f"IRT {model} (joint)", **settings)
+        log_lik = _thinned_log_likelihood(idata, irt, LOG_LIK_DRAWS)
+        groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
+        posterior = idata["posterior"].to_dataset()
+    else:
+        rule = rule_for(int(table.groupby("respondent").size().max()))
+        irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical, rule=rule)
+        idata, report = sample_model(irt, what=f"IRT {model} (marginal)", **settings)
+        posterior = idata["posterior"].to_dataset()
+        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed))
+        posterior = posterior.assign(theta=theta)
+        posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance)
+        groups = {"log_likelihood": log_lik.to_dataset()}
+    posterior.attrs.update(idata["posterior"].attrs, method=method)
     tree = xr.DataTree.from_dict(
         {
-            "posterior": idata["posterior"].to_dataset(),
+            "posterior": posterior,
             "sample_stats": idata["sample_stats"].to_dataset(),
-            "log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik,
+            **groups,
+            "observed_data": xr.Dataset({"correct": ("answer", table["correct"].to_numpy())}),
         }
     )
-    return IRTResult(tree, model, table, report, n_options, hierarchical)
+    return IRTResult(tree, model, table, report, n_options, hierarchical, method)
+
+
+def _theta_seed(random_seed) -> np.random.Generator:
+    """A generator for the theta draws, derived from the fit's seed (same seed, same draws)."""
+    if isinstance(random_seed, np.random.Generator):
+        return np.random.default_rng(random_seed.integers(2**63))
+    return np.random.default_rng(None if random_seed is None else [int(random_seed), 17])
 
 
 def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
-    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}."""
+    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}.
+    All fits must use the same method: marginal fits are compared over respondents, joint
+    fits over answers."""
+    methods = {result.method for result in results.values()}
+    if len(methods) > 1:
+        raise InvalidInputError(
+            "compare fits of one method: marginal fits leave out respondents, joint fits leave out answers; "
+            "refit with the same method= for all."
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return az.compare({name: result.idata for name, result in results.items()})
@@ -290,6 +362,7 @@ def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFram
     if len(kept) < 2:
         raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
     subset = result.table[result.table["item"].isin(kept)]
+    fit_kwargs.setdefault("method", result.method)
     refit = fit_irt(subset, result.model, n_options=result.n_options, hierarchical=result.hierarchical, **fit_kwargs)
     report = pd.DataFrame(
         {

@@ -102,6 +102,39 @@ def bernoulli_logit_random(eta, rng=None, size=None):
     return rng.binomial(1, expit(eta), size=size)
 
 
+def option_count(n_options: int | None) -> int:
+    """Answer options per item for the 3PL/4PL guessing prior (default 4)."""
+    k = 4 if n_options is None else int(n_options)
+    if k < 2:
+        raise InvalidInputError(f"n_options must be at least 2, got {n_options}.")
+    return k
+
+
+def item_priors(model: str, k: int, n_items: int, hierarchical: bool):
+    """Item parameters ``(a, b, c, d)`` with the priors of the module docstring, inside the
+    current model context (dims ``item``); c = 0 and d = 1 (constants) where the model has none."""
+    if hierarchical:
+        b_mu = pm.Normal("b_mu", 0.0, 1.0)
+        b_sigma = pm.HalfNormal("b_sigma", 1.5)
+        b_z = pm.Normal("b_z", 0.0, 1.0, dims="item")
+        b = pm.Deterministic("b", b_mu + b_sigma * b_z, dims="item")
+    else:
+        b = pm.Normal("b", 0.0, 2.0, dims="item")
+    if model == "1pl":
+        a_common = pm.LogNormal("a_common", 0.0, 0.5)
+        a = pm.Deterministic("a", a_common * pt.ones(n_items), dims="item")
+    elif hierarchical:
+        log_a_mu = pm.Normal("log_a_mu", 0.0, 0.5)
+        log_a_sigma = pm.HalfNormal("log_a_sigma", 0.5)
+        log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="item")
+        a = pm.Deterministic("a", pt.exp(log_a_mu + log_a_sigma * log_a_z), dims="item")
+    else:
+        a = pm.LogNormal("a", 0.0, 0.5, dims="item")
+    c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in ("3pl", "4pl") else 0.0
+    d = pm.Beta("d", 20.0, 1.0, dims="item") if model == "4pl" else 1.0
+    return a, b, c, d
+
+
 def build_irt_model(
     responses: pd.DataFrame,
     model: str = "2pl",
@@ -127,34 +160,14 @@ def build_from_table(table: pd.DataFrame, model: str, *, n_options: int | None, 
     """Build from a validated table (columns respondent, item, correct)."""
     respondents = pd.unique(table["respondent"])
     items = pd.unique(table["item"])
-    k = 4 if n_options is None else int(n_options)
-    if k < 2:
-        raise InvalidInputError(f"n_options must be at least 2, got {n_options}.")
+    k = option_count(n_options)
     coords = {"respondent": respondents, "item": items, "answer": np.arange(len(table))}
     with pm.Model(coords=coords) as irt:
         person = pm.Data("answer_respondent", pd.Index(respondents).get_indexer(table["respondent"]), dims="answer")
         question = pm.Data("answer_item", pd.Index(items).get_indexer(table["item"]), dims="answer")
         observed = pm.Data("answer_correct", table["correct"].to_numpy().astype("int64"), dims="answer")
         theta = pm.Normal("theta", 0.0, 1.0, dims="respondent")
-        if hierarchical:
-            b_mu = pm.Normal("b_mu", 0.0, 1.0)
-            b_sigma = pm.HalfNormal("b_sigma", 1.5)
-            b_z = pm.Normal("b_z", 0.0, 1.0, dims="item")
-            b = pm.Deterministic("b", b_mu + b_sigma * b_z, dims="item")
-        else:
-            b = pm.Normal("b", 0.0, 2.0, dims="item")
-        if model == "1pl":
-            a_common = pm.LogNormal("a_common", 0.0, 0.5)
-            a = pm.Deterministic("a", a_common * pt.ones(len(items)), dims="item")
-        elif hierarchical:
-            log_a_mu = pm.Normal("log_a_mu", 0.0, 0.5)
-            log_a_sigma = pm.HalfNormal("log_a_sigma", 0.5)
-            log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="item")
-            a = pm.Deterministic("a", pt.exp(log_a_mu + log_a_sigma * log_a_z), dims="item")
-        else:
-            a = pm.LogNormal("a", 0.0, 0.5, dims="item")
-        c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in ("3pl", "4pl") else 0.0
-        d = pm.Beta("d", 20.0, 1.0, dims="item") if model == "4pl" else 1.0
+        a, b, c, d = item_priors(model, k, len(items), hierarchical)
         eta = a[question] * (theta[person] - b[question])
         if model in ("1pl", "2pl"):
             pm.CustomDist(

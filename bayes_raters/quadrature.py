@@ -1,0 +1,225 @@
+r"""Integrating a per-unit latent out: marginal log-likelihoods by quadrature, and exact
+conditional draws of the latent afterwards. One engine for every family (IRT abilities,
+ordinal true scores).
+
+Setting. Unit :math:`i` (a respondent, a rated response) has a scalar latent
+:math:`u_i = \mu + \sigma z_i` with :math:`z_i \sim N(0, 1)` (:math:`\mu, \sigma` may be model
+parameters) and observations :math:`y_i` with log-likelihood :math:`\ell_i(z)`. NUTS is given
+the marginal
+
+.. math::
+
+    \log p(y_i) = \log \int e^{\ell_i(z)} \varphi(z)\,dz
+    \approx \operatorname{logsumexp}_q\big(\ell_i(z_q) + \log w_q\big),
+
+a PyTensor expression of the model parameters (so gradients flow), and the latents are drawn
+after sampling from their conditional :math:`p(z_i \mid y_i, \text{parameters})` for every
+posterior draw (:func:`draw_conditional`), so posterior draws of the latent exist as before.
+
+Rules (:class:`QuadratureRule`, weights include :math:`\varphi`):
+
+- :func:`trapezoid_rule` (the default): equally spaced nodes :math:`z_q` on :math:`[-L, L]`
+  with :math:`w_q = h\,\varphi(z_q)`. For an analytic integrand the trapezoid rule converges
+  geometrically; for a conditional of standard deviation :math:`s` its relative error is about
+  :math:`2 e^{-2\pi^2 s^2 / h^2}`, plus the mass outside :math:`[-L, L]` (below
+  :math:`\Phi(-8) \approx 6\cdot 10^{-16}` of the prior; a unit whose likelihood pushes it to
+  the edge, such as an all-correct pattern, keeps a relative tail error near
+  :math:`\bar\Phi(L) / \bar\Phi(\hat z)`). So :math:`h` must be below about :math:`1.2 s`:
+  the sharpest unit sets the node count (:func:`rule_for`). Measured on 100-item 2PL patterns
+  with :math:`a \sim \text{LogNormal}(0, 0.5)` (true ability -4 to 4, all right, all wrong;
+  ``tests/test_quadrature.py``): 81 nodes on [-8, 8] give at most :math:`3 \cdot 10^{-8}` per
+  unit against scipy's adaptive quadrature; fixed Gauss-Hermite needs more than 121 nodes for
+  :math:`10^{-4}`, because its nodes spread over :math:`\pm\sqrt{2Q}` with coarse spacing in
+  the middle where a sharp conditional lives.
+- :func:`gauss_hermite_rule`: probabilists' Gauss-Hermite, exact for polynomials of degree
+  :math:`2Q - 1` times :math:`\varphi`; good for flat likelihoods (few observations per unit).
+- :func:`adaptive_gauss_hermite`: Gauss-Hermite nodes centred and scaled per unit at
+  :math:`m_i, s_i` (the conditional mean and SD, or mode and curvature):
+  :math:`z_{ik} = m_i + s_i x_k`, :math:`\log w_{ik} = \log w_k + \log s_i + x_k^2/2 - z_{ik}^2/2`.
+  The change of variable is exact for any :math:`m_i, s_i`; only the accuracy depends on them,
+  so they are held constant in the gradient. Few nodes suffice for any sharpness, but every
+  unit has its own nodes, so a gradient costs units x observations x nodes element-wise,
+  where shared nodes let the families use matrix products (units x observations x nodes as
+  BLAS work, or units x nodes for the 1PL/2PL). With shared nodes the 2PL at 2,000 x 100
+  costs 2.5 ms per log-density + gradient (``benchmarks/bench_irt.py --gradient-only``).
+
+Conditional draws (:func:`draw_conditional`): the log conditional is known on the rule's
+nodes; its piecewise-linear interpolant defines a piecewise-exponential density that is
+sampled exactly (choose a cell by its mass, then invert the cell's CDF). That density is off
+the true conditional by at most :math:`h^2 / (8 s^2)` in log density, so each draw is then
+corrected by ``mh_steps`` independence Metropolis-Hastings steps that propose from the
+interpolant and accept with the exact likelihood ratio: the target is then the exact
+conditional, and the distance to it shrinks geometrically with the steps (acceptance rates
+are reported; above 0.95 in our tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.gradient import disconnected_grad
+from scipy import special, stats
+
+#: Default half-width and spacing of the trapezoid rule (standard-normal scale).
+HALF_WIDTH = 8.0
+SPACING = 0.2
+
+
+@dataclass(frozen=True)
+class QuadratureRule:
+    """Nodes :math:`z_q` and log-weights with :math:`\\sum_q w_q f(z_q) \\approx E f(Z)`, Z ~ N(0, 1)."""
+
+    nodes: np.ndarray
+    log_weights: np.ndarray
+    kind: str
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def trapezoid_rule(n_nodes: int = 81, half_width: float = HALF_WIDTH) -> QuadratureRule:
+    """Equally spaced nodes on ``[-half_width, half_width]``, weights :math:`h\\,\\varphi(z_q)`."""
+    if n_nodes < 3:
+        raise ValueError("a trapezoid rule needs at least 3 nodes.")
+    nodes = np.linspace(-half_width, half_width, n_nodes)
+    return QuadratureRule(nodes, stats.norm.logpdf(nodes) + np.log(nodes[1] - nodes[0]), "trapezoid")
+
+
+def gauss_hermite_rule(n_nodes: int) -> QuadratureRule:
+    """Probabilists' Gauss-Hermite nodes (``numpy.polynomial.hermite_e``), weights / sqrt(2 pi)."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)
+    return QuadratureRule(nodes, np.log(weights) - 0.5 * np.log(2 * np.pi), "gauss-hermite")
+
+
+def rule_for(max_observations: int, spacing: float = SPACING, half_width: float = HALF_WIDTH) -> QuadratureRule:
+    """Trapezoid rule fine enough for units with up to ``max_observations`` observations.
+
+    The conditional SD of a unit shrinks like :math:`1/\\sqrt{n}`; ``spacing`` (0.2) is what
+    100 observations need (see the module docstring), so the spacing is
+    :math:`0.2\\sqrt{100 / n}` for :math:`n > 100` and 0.2 otherwise. Beyond 100 observations
+    an all-right (all-top) unit sits further out in the prior's tail, so the half-width grows
+    by :math:`0.5 \\log_2(n / 100)` (9 at 400 observations).
+    """
+    n = max(int(max_observations), 1)
+    h = spacing * min(1.0, np.sqrt(100.0 / n))
+    half_width = half_width + 0.5 * max(0.0, np.log2(n / 100.0))
+    n_nodes = int(np.ceil(2 * half_width / h)) + 1
+    return trapezoid_rule(n_nodes + (n_nodes + 1) % 2, half_width)  # odd: a node at 0
+
+
+def marginal_loglik(node_loglik, log_weights):
+    """:math:`\\operatorname{logsumexp}_q(\\ell_{iq} + \\log w_q)` over the last axis.
+
+    ``node_loglik`` is a PyTensor (units, nodes) matrix (or a NumPy array: then NumPy is used);
+    ``log_weights`` has shape (nodes,) or (units, nodes) (adaptive rules).
+    """
+    if isinstance(node_loglik, np.ndarray):
+        return special.logsumexp(node_loglik + log_weights, axis=-1)
+    return pt.logsumexp(node_loglik + pt.as_tensor(log_weights), axis=-1)
+
+
+def adaptive_gauss_hermite(center, scale, n_nodes: int = 7):
+    """Per-unit nodes and log-weights of adaptive Gauss-Hermite quadrature.
+
+    ``center``, ``scale``: (units,) NumPy arrays or PyTensor vectors (held constant in the
+    gradient: the rule is exact in value for any of them). Returns ``(nodes, log_weights)``,
+    both (units, n_nodes), on the standard-normal scale of the latent.
+    """
+    x, log_w = gauss_hermite_rule(n_nodes).nodes, gauss_hermite_rule(n_nodes).log_weights
+    if isinstance(center, np.ndarray):
+        nodes = center[:, None] + scale[:, None] * x
+        return nodes, log_w + np.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2
+    center = disconnected_grad(center)
+    scale = disconnected_grad(scale)
+    nodes = center[:, None] + scale[:, None] * x
+    return nodes, log_w + pt.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2
+
+
+def conditional_moments(node_loglik: np.ndarray, rule: QuadratureRule) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and SD of each unit's conditional of z from its log-likelihood on the rule's nodes."""
+    log_post = node_loglik + rule.log_weights
+    weights = np.exp(log_post - special.logsumexp(log_post, axis=-1, keepdims=True))
+    mean = weights @ rule.nodes
+    return mean, np.sqrt(np.maximum(weights @ rule.nodes**2 - mean**2, 0.0))
+
+
+def _cell_log_mass(left: np.ndarray, right: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """log of :math:`\\int_0^h e^{l + (r - l) t / h} dt = h e^l (e^d - 1) / d`, d = r - l (stable)."""
+    d = right - left
+    small = np.abs(d) < 1e-8
+    safe = np.where(small, 1.0, d)
+    log_ratio = np.where(small, 0.0, np.log(np.abs(np.expm1(safe)) / np.abs(safe)))
+    return np.log(width) + left + log_ratio
+
+
+def _interpolant(log_post: np.ndarray, nodes: np.ndarray):
+    """Cell log-masses (units, cells) and normaliser of the piecewise-exponential density."""
+    width = np.diff(nodes)
+    log_mass = _cell_log_mass(log_post[:, :-1], log_post[:, 1:], width)
+    return log_mass, special.logsumexp(log_mass, axis=-1)
+
+
+def _interpolant_logpdf(z, log_post, nodes, log_norm, index) -> np.ndarray:
+    """Log density of the interpolant of group ``index[i]`` at ``z[i]``."""
+    cell = np.clip(np.searchsorted(nodes, z) - 1, 0, len(nodes) - 2)
+    left, right = log_post[index, cell], log_post[index, cell + 1]
+    t = (z - nodes[cell]) / (nodes[cell + 1] - nodes[cell])
+    return left + (right - left) * t - log_norm[index]
+
+
+def _sample_interpolant(log_post, nodes, cdf, index, rng) -> np.ndarray:
+    """Exact draws (one per unit) from the piecewise-exponential interpolant of its group:
+    a cell by its mass (``cdf``: normalised cumulative cell masses per group), then the cell's
+    inverse CDF :math:`t = h \\log(1 + v (e^d - 1)) / d`."""
+    u = rng.random(len(index))
+    cell = np.minimum((cdf[index] < u[:, None]).sum(axis=-1), len(nodes) - 2)
+    d = log_post[index, cell + 1] - log_post[index, cell]
+    v = rng.random(len(index))
+    small = np.abs(d) < 1e-8
+    safe = np.where(small, 1.0, d)
+    t = np.where(small, v, np.log1p(v * np.expm1(safe)) / safe)
+    return nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
+
+
+def draw_conditional(
+    node_loglik: np.ndarray,
+    point_loglik: Callable[[np.ndarray], np.ndarray],
+    rule: QuadratureRule,
+    rng: np.random.Generator,
+    *,
+    unit_index: np.ndarray | None = None,
+    mh_steps: int = 2,
+) -> tuple[np.ndarray, float]:
+    """One draw of z per unit from its exact conditional, for one posterior draw.
+
+    ``node_loglik``: (groups, nodes) log-likelihood of each group of identical units on the
+    rule's (sorted) nodes. ``unit_index`` maps units to groups (default: one unit per group);
+    units of a group get independent draws. ``point_loglik(z)`` returns the exact
+    log-likelihood of every unit at its own ``z`` (units,). Returns ``(z, acceptance rate)``.
+    """
+    index = np.arange(len(node_loglik)) if unit_index is None else np.asarray(unit_index)
+    nodes = rule.nodes
+    log_post = node_loglik + stats.norm.logpdf(nodes)  # per group: interpolant built once
+    log_mass, log_norm = _interpolant(log_post, nodes)
+    cdf = np.cumsum(np.exp(log_mass - log_norm[:, None]), axis=-1)
+    z = _sample_interpolant(log_post, nodes, cdf, index, rng)
+    if mh_steps == 0:
+        return z, 1.0
+
+    def log_ratio_at(points):
+        exact = point_loglik(points) + stats.norm.logpdf(points)
+        return exact - _interpolant_logpdf(points, log_post, nodes, log_norm, index)
+
+    log_ratio = log_ratio_at(z)
+    accepted = 0
+    for _ in range(mh_steps):
+        proposal = _sample_interpolant(log_post, nodes, cdf, index, rng)
+        proposed = log_ratio_at(proposal)
+        accept = np.log(rng.random(len(z))) < proposed - log_ratio
+        z = np.where(accept, proposal, z)
+        log_ratio = np.where(accept, proposed, log_ratio)
+        accepted += int(accept.sum())
+    return z, accepted / (mh_steps * len(z))
