@@ -51,7 +51,7 @@ def _reference(y, a, b) -> float:
     return float(np.log(value) + top)
 
 
-@pytest.mark.parametrize("n_items", [100, 400])
+@pytest.mark.parametrize("n_items", [5, 10, 30, 100, 400])
 def test_default_rule_is_accurate_to_1e6_on_hard_cases(n_items):
     """The node count of rule_for (81 nodes up to 100 observations, more beyond) meets 1e-6
     per unit on sharp (100 and 400 items), extreme (|theta| = 4) and all-right/all-wrong units."""

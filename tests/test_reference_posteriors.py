@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from bayes_raters.ctt import fit_true_score_model
 from bayes_raters.irt import fit_irt
@@ -37,10 +38,13 @@ def test_ctt_true_score_short_run_matches_reference():
     _assert_matches(short, stored)
 
 
-def test_irt_2pl_short_run_matches_reference():
+@pytest.mark.parametrize("method", ["marginal", "joint"])
+def test_irt_2pl_short_run_matches_reference(method):
+    """The reference is a long joint run; the marginal method (theta integrated out, then drawn
+    from its conditional) must give the same posterior, abilities included."""
     stored = pd.read_csv(MODELS / "irt_2pl_reference.csv", index_col="variable")
     assert len(stored) == 10 + 10 + reference.IRT_RESPONDENTS
-    result = fit_irt(reference.irt_reference_data(), "2pl", draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
+    result = fit_irt(reference.irt_reference_data(), "2pl", method=method, draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
     short = reference.element_summary(result.idata["posterior"].to_dataset(), reference.IRT_VARIABLES)
     assert list(short.index) == list(stored.index)
     _assert_matches(short, stored)
