@@ -1,5 +1,5 @@
-"""Shared fixtures. Reference data from third parties lives in ../shared/data beside the
-checkout (CI clones the repo with shared/ next to it); BAYES_RATERS_SHARED overrides it."""
+"""Shared fixtures. Reference data from third parties lives in tests/data (source and licence
+in its README), so a clone runs the suite on its own; BAYES_RATERS_DATA overrides it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ settings.load_profile("repro")
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    root = Path(os.environ.get("BAYES_RATERS_SHARED", REPO.parent / "shared")) / "data"
+    root = Path(os.environ.get("BAYES_RATERS_DATA", REPO / "tests" / "data"))
     if not root.is_dir():
-        pytest.fail(f"reference data not found at {root}; set BAYES_RATERS_SHARED to the shared/ folder")
+        pytest.fail(f"reference data not found at {root}; set BAYES_RATERS_DATA to a folder with rsmtool_prmse/")
     return root

@@ -24,7 +24,7 @@ from bayes_raters.ctt import (
 from bayes_raters.data import wide_systems_to_long, wide_to_long
 
 HUMANS = ["h1", "h2", "h3", "h4"]
-# RSMTool's expected values (tests of rsmtool.utils.prmse), see shared/data/README.md.
+# RSMTool's expected values (tests of rsmtool.utils.prmse), see tests/data/README.md.
 RSMTOOL = {
     "prmse_data.csv": (0.509375, 0.7765515, 0.3564625, 0.5409673),
     "prmse_data_sparse_matrix.csv": (0.5150882, 0.769816, 0.3550792, 0.538748),
