@@ -145,7 +145,8 @@ def adaptive_gauss_hermite(center, scale, n_nodes: int = 7):
     gradient: the rule is exact in value for any of them). Returns ``(nodes, log_weights)``,
     both (units, n_nodes), on the standard-normal scale of the latent.
     """
-    x, log_w = gauss_hermite_rule(n_nodes).nodes, gauss_hermite_rule(n_nodes).log_weights
+    rule = gauss_hermite_rule(n_nodes)
+    x, log_w = rule.nodes, rule.log_weights
     if isinstance(center, np.ndarray):
         nodes = center[:, None] + scale[:, None] * x
         return nodes, log_w + np.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2

@@ -24,7 +24,6 @@ from bayes_raters.irt.diagnostics import (
 )
 from bayes_raters.irt.marginal import build_marginal_from_table, conditional_abilities
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
-from bayes_raters.quadrature import rule_for
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 #: Flag thresholds (documented in models/irt.md).
@@ -224,6 +223,12 @@ class IRTResult:
         return ax
 
 
+def _thinned(posterior: xr.Dataset, draws: int) -> xr.Dataset:
+    """Every k-th draw of each chain, k chosen so at most ``draws`` draws remain in all."""
+    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
+    return posterior.isel(draw=slice(None, None, step))
+
+
 def _quiet_loo(idata: xr.DataTree, reff: float | None = None):
     with warnings.catch_warnings():  # high k is reported per item in item_table()
         warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
@@ -234,8 +239,7 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
     r"""LOO Pareto-k of every answer from (thinned) draws of theta and the item parameters:
     :math:`\log p(y_{ij} \mid \theta_i, a_j, b_j, c_j, d_j)` per draw, in chunks of answers
     so memory stays at draws x ``chunk``."""
-    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
-    thin = posterior.isel(draw=slice(None, None, step))
+    thin = _thinned(posterior, draws)
     params = item_parameters(thin)
     item_index = pd.Index(thin["item"].values).get_indexer(table["item"])
     person_index = pd.Index(thin["respondent"].values).get_indexer(table["respondent"])
@@ -253,9 +257,7 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
 
 
 def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> xr.DataTree:
-    posterior = idata["posterior"].to_dataset()
-    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
-    thin = posterior.isel(draw=slice(None, None, step))
+    thin = _thinned(idata["posterior"].to_dataset(), draws)
     free = [v.name for v in model.free_RVs]
     log_lik = pm.compute_log_likelihood(
         xr.DataTree.from_dict({"posterior": thin[free]}), model=model, extend_inferencedata=False, progressbar=False
@@ -312,11 +314,10 @@ def fit_irt(
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
     else:
-        rule = rule_for(int(table.groupby("respondent").size().max()))
-        irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical, rule=rule)
+        irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
         idata, report = sample_model(irt, what=f"IRT {model} (marginal)", **settings)
         posterior = idata["posterior"].to_dataset()
-        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed))
+        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, random_seed=_theta_seed(random_seed))
         posterior = posterior.assign(theta=theta)
         posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance)
         groups = {"log_likelihood": log_lik.to_dataset()}

@@ -35,6 +35,7 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
 from bayes_raters.irt.model import item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for
 
@@ -95,7 +96,7 @@ def build_marginal_from_table(
     ``marginal_loglik`` (sum over patterns of count x log marginal)."""
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     correct, answered, index, counts = answer_patterns(table, respondents, items)
-    rule = rule or rule_for(int(answered.sum(axis=1).max()))
+    rule = rule or default_rule(answered)
     coords = {"respondent": respondents, "item": items, "pattern": np.arange(len(counts)), "node": rule.nodes}
     with pm.Model(coords=coords) as irt:
         y = pm.Data("pattern_correct", correct, dims=("pattern", "item"))
@@ -105,34 +106,36 @@ def build_marginal_from_table(
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
         a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical)
         logistic = model in ("1pl", "2pl")
-        c_vec = c if not logistic else pt.zeros(len(items))
-        d_vec = d if model == "4pl" else pt.ones(len(items))
-        table_q = node_loglik(y, m, a, b, c_vec, d_vec, nodes, logistic=logistic, complete=bool(answered.all()))
+        d_vec = d if model == "4pl" else pt.ones(len(items))  # indexed by item in the 3PL's form
+        table_q = node_loglik(y, m, a, b, c, d_vec, nodes, logistic=logistic, complete=bool(answered.all()))
         pm.Potential("marginal_loglik", (n * marginal_loglik(table_q, rule.log_weights)).sum())
     return irt
 
 
-def _item_draws(posterior: xr.Dataset, items, model: str) -> tuple[np.ndarray, ...]:
+def default_rule(answered: np.ndarray) -> QuadratureRule:
+    """The quadrature rule for these patterns: :func:`rule_for` the most answers any pattern has."""
+    return rule_for(int(answered.sum(axis=1).max()))
+
+
+def _item_draws(posterior: xr.Dataset, items) -> tuple[np.ndarray, ...]:
     """a, b, c, d as (samples, items) arrays in ``items`` order."""
-    stacked = posterior.stack(sample=("chain", "draw"))
-    a = stacked["a"].sel(item=items).transpose("sample", "item").values
-    b = stacked["b"].sel(item=items).transpose("sample", "item").values
-    c = stacked["c"].sel(item=items).transpose("sample", "item").values if "c" in stacked else np.zeros_like(a)
-    d = stacked["d"].sel(item=items).transpose("sample", "item").values if "d" in stacked else np.ones_like(a)
-    return a, b, c, d
+    params = item_parameters(posterior.stack(sample=("chain", "draw")))
+    return tuple(params[k].sel(item=items).transpose("sample", "item").values for k in PARAMETERS)
 
 
 def conditional_abilities(
-    posterior: xr.Dataset, irt: pm.Model, model: str, rule: QuadratureRule, random_seed=None, mh_steps: int = 2
+    posterior: xr.Dataset, irt: pm.Model, model: str, rule: QuadratureRule | None = None, random_seed=None, mh_steps: int = 2
 ) -> tuple[xr.DataArray, xr.DataArray, float]:
     """Draw every respondent's theta from its exact conditional, once per posterior draw.
+    ``rule`` must be the one the model was built with (default: the builder's default).
 
     Returns ``(theta, log_lik, acceptance)``: theta and the marginal log-likelihood of each
     respondent's answers, both (chain, draw, respondent), and the mean MH acceptance rate."""
     data = {name: irt[name].get_value() for name in ("pattern_correct", "pattern_answered", "respondent_pattern")}
     correct, answered, index = data["pattern_correct"], data["pattern_answered"], data["respondent_pattern"]
     items, respondents = list(irt.coords["item"]), list(irt.coords["respondent"])
-    a, b, c, d = _item_draws(posterior, items, model)
+    a, b, c, d = _item_draws(posterior, items)
+    rule = rule or default_rule(answered)
     logistic = model in ("1pl", "2pl")
     complete = bool(answered.all())
     rng = np.random.default_rng(random_seed)
