@@ -88,7 +88,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "--method", choices=["marginal", "joint"], default="marginal",
         help="marginal: abilities integrated out by quadrature (default); joint: abilities sampled",
     )
-    irt.add_argument("--sampler", choices=["pymc", "nutpie"], default=None, help="NUTS sampler (default: the method's)")
+    irt.add_argument(
+        "--priors", choices=["hierarchical", "fixed"], default="hierarchical",
+        help="item priors: population location and scale (default), or fixed N(0, 2) / LogNormal(0, 0.5)",
+    )
+    irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default=None, help="NUTS sampler (default: the method's; numpyro needs jax)")
     irt.add_argument("--respondent-column", default="respondent")
     irt.add_argument("--item-column", default="item")
     irt.add_argument("--correct-column", default="correct")
@@ -222,6 +226,7 @@ def _irt(args: argparse.Namespace) -> None:
         args.model,
         n_options=args.n_options,
         method=args.method,
+        hierarchical=args.priors == "hierarchical",
         **({"nuts_sampler": args.sampler} if args.sampler else {}),
         draws=args.draws,
         tune=args.tune,

@@ -73,7 +73,7 @@ def element_summary(posterior, variables, respondents: int = IRT_RESPONDENTS) ->
 
 
 def irt_reference() -> None:
-    result = fit_irt(irt_reference_data(), "2pl", draws=10_000, tune=2000, chains=4, cores=2, random_seed=7)
+    result = fit_irt(irt_reference_data(), "2pl", hierarchical=False, draws=10_000, tune=2000, chains=4, cores=2, random_seed=7)
     summary = element_summary(result.idata["posterior"].to_dataset(), IRT_VARIABLES)
     summary.to_csv(HERE / "irt_2pl_reference.csv", float_format="%.6g")
     print(summary)

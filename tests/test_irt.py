@@ -89,7 +89,7 @@ def test_answer_log_likelihood_is_the_bernoulli_log_pmf(model):
     point = {name: value + rng.normal(0, 0.5, size=np.shape(value)) for name, value in irt.initial_point().items()}
     log_lik = irt.compile_logp(vars=[irt["correct"]], sum=False)(point)[0]
     names = ["theta", "a", "b"] + (["c"] if model == "3pl" else [])
-    values = irt.compile_fn(irt.replace_rvs_by_values([irt[n] for n in names]), inputs=irt.value_vars)(point)
+    values = irt.compile_fn(irt.replace_rvs_by_values([irt[n] for n in names]), inputs=irt.value_vars, on_unused_input="ignore")(point)
     theta, a, b = (np.asarray(v) for v in values[:3])
     person, item = irt["answer_respondent"].get_value(), irt["answer_item"].get_value()
     c = np.asarray(values[3])[item] if model == "3pl" else 0.0
@@ -206,3 +206,24 @@ def test_cli_irt_json(tmp_path, capsys):
     assert {"item", "a_mean", "b_mean", "flagged", "reasons"} <= set(out["items"][0])
     assert {"respondent", "theta_mean", "theta_sd"} <= set(out["respondents"][0])
     assert main(["irt", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_cli_irt_priors_and_sampler_reach_fit_irt(tmp_path, monkeypatch):
+    """--priors fixed / --sampler numpyro become hierarchical=False / nuts_sampler='numpyro';
+    the default is the hierarchical priors."""
+    import bayes_raters.irt as irt_package
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        raise KeyboardInterrupt  # stop before sampling: only the arguments are tested
+
+    monkeypatch.setattr(irt_package, "fit_irt", spy)
+    table, _ = simulate_responses(20, 4, random_seed=9)
+    table.to_csv(tmp_path / "answers.csv", index=False)
+    for extra in ([], ["--priors", "fixed", "--sampler", "numpyro"]):
+        with pytest.raises(KeyboardInterrupt):
+            main(["irt", str(tmp_path / "answers.csv"), *extra])
+    assert seen[0]["hierarchical"] is True and "nuts_sampler" not in seen[0]
+    assert seen[1]["hierarchical"] is False and seen[1]["nuts_sampler"] == "numpyro"

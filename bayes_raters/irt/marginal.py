@@ -36,7 +36,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
-from bayes_raters.irt.model import item_priors, option_count
+from bayes_raters.irt.model import centred_items, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for
 
 
@@ -104,7 +104,7 @@ def build_marginal_from_table(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical)
+        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred_items(table))
         logistic = model in ("1pl", "2pl")
         d_vec = d if model == "4pl" else pt.ones(len(items))  # indexed by item in the 3PL's form
         table_q = node_loglik(y, m, a, b, c, d_vec, nodes, logistic=logistic, complete=bool(answered.all()))

@@ -9,8 +9,12 @@ difficulty :math:`b_j`, discrimination :math:`a_j > 0` (log-normal, so the scale
 flip sign between runs), lower asymptote (guessing) :math:`c_j` and upper asymptote
 :math:`d_j`. 1PL: one common :math:`a`, :math:`c = 0`, :math:`d = 1`; 2PL: :math:`a_j`;
 3PL: + :math:`c_j \sim \mathrm{Beta}(2, 2(k - 1))` (mean 1/k for k answer options);
-4PL: + :math:`d_j \sim \mathrm{Beta}(20, 1)`. ``hierarchical=True`` puts population
-priors on :math:`b_j` and :math:`\log a_j`. Observations are a Bernoulli ``correct`` (logit link
+4PL: + :math:`d_j \sim \mathrm{Beta}(20, 1)`. ``hierarchical=True`` (the default) puts
+population priors on the items, :math:`b_j \sim N(\mu_b, \sigma_b)` (:math:`\mu_b \sim N(0, 1)`,
+:math:`\sigma_b \sim N^+(1.5)`) and :math:`\log a_j \sim N(\mu_{\log a}, \sigma_{\log a})`
+(:math:`N(0, 0.5)`, :math:`N^+(0.5)`), centred where every item has 200 answers or more and
+non-centred below (500 for :math:`\log a`; :func:`centred_items`). ``hierarchical=False`` uses fixed
+:math:`b_j \sim N(0, 2)`, :math:`a_j \sim \mathrm{LogNormal}(0, 0.5)`. Observations are a Bernoulli ``correct`` (logit link
 written out for 1PL/2PL, see :func:`bernoulli_logit_logp`) with dims ``answer`` (one per row), so ``pm.compute_log_likelihood`` feeds ``az.loo``.
 """
 
@@ -110,24 +114,45 @@ def option_count(n_options: int | None) -> int:
     return k
 
 
-def item_priors(model: str, k: int, n_items: int, hierarchical: bool):
+#: Centre a hierarchical item prior when every item has at least this many answers.
+CENTRED_MIN_ANSWERS = {"b": 200, "log_a": 500}
+
+
+def centred_items(table: pd.DataFrame) -> dict[str, bool]:
+    """Parameterisation of the hierarchical priors: centred where every item's likelihood
+    dominates its prior (:data:`CENTRED_MIN_ANSWERS`), non-centred otherwise. Measured (2PL,
+    2 x (1,000 + 1,000)): 400 x 20, min bulk ESS 1,220-1,360 all centred against 250-310 all
+    non-centred; 300 x 8 (270 answers per item), 35 divergences with log a centred, none with
+    b centred and log a non-centred; 1,000 x 5, 17 leapfrog steps per draw all centred against
+    31 with log a non-centred."""
+    answers = int(table.groupby("item").size().min())
+    return {name: answers >= least for name, least in CENTRED_MIN_ANSWERS.items()}
+
+
+def _population(name: str, location, scale, centred: bool):
+    """``name`` ~ N(location, scale) per item, centred or as location + scale * z."""
+    if centred:
+        return pm.Normal(name, location, scale, dims="item")
+    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims="item")
+    return pm.Deterministic(name, location + scale * z, dims="item")
+
+
+def item_priors(model: str, k: int, n_items: int, hierarchical: bool, centred: dict | None = None):
     """Item parameters ``(a, b, c, d)`` with the priors of the module docstring, inside the
-    current model context (dims ``item``); c = 0 and d = 1 (constants) where the model has none."""
+    current model context (dims ``item``); c = 0 and d = 1 (constants) where the model has none.
+    ``centred``: parameterisation of each hierarchical prior (:func:`centred_items`; default
+    all centred)."""
+    centred = {"b": True, "log_a": True} if centred is None else centred
     if hierarchical:
-        b_mu = pm.Normal("b_mu", 0.0, 1.0)
-        b_sigma = pm.HalfNormal("b_sigma", 1.5)
-        b_z = pm.Normal("b_z", 0.0, 1.0, dims="item")
-        b = pm.Deterministic("b", b_mu + b_sigma * b_z, dims="item")
+        b = _population("b", pm.Normal("b_mu", 0.0, 1.0), pm.HalfNormal("b_sigma", 1.5), centred["b"])
     else:
         b = pm.Normal("b", 0.0, 2.0, dims="item")
     if model == "1pl":
         a_common = pm.LogNormal("a_common", 0.0, 0.5)
         a = pm.Deterministic("a", a_common * pt.ones(n_items), dims="item")
     elif hierarchical:
-        log_a_mu = pm.Normal("log_a_mu", 0.0, 0.5)
-        log_a_sigma = pm.HalfNormal("log_a_sigma", 0.5)
-        log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="item")
-        a = pm.Deterministic("a", pt.exp(log_a_mu + log_a_sigma * log_a_z), dims="item")
+        log_a = _population("log_a", pm.Normal("log_a_mu", 0.0, 0.5), pm.HalfNormal("log_a_sigma", 0.5), centred["log_a"])
+        a = pm.Deterministic("a", pt.exp(log_a), dims="item")
     else:
         a = pm.LogNormal("a", 0.0, 0.5, dims="item")
     c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in ("3pl", "4pl") else 0.0
@@ -140,7 +165,7 @@ def build_irt_model(
     model: str = "2pl",
     *,
     n_options: int | None = None,
-    hierarchical: bool = False,
+    hierarchical: bool = True,
     respondent: str = "respondent",
     item: str = "item",
     correct: str = "correct",
@@ -167,7 +192,7 @@ def build_from_table(table: pd.DataFrame, model: str, *, n_options: int | None, 
         question = pm.Data("answer_item", pd.Index(items).get_indexer(table["item"]), dims="answer")
         observed = pm.Data("answer_correct", table["correct"].to_numpy().astype("int64"), dims="answer")
         theta = pm.Normal("theta", 0.0, 1.0, dims="respondent")
-        a, b, c, d = item_priors(model, k, len(items), hierarchical)
+        a, b, c, d = item_priors(model, k, len(items), hierarchical, centred_items(table))
         eta = a[question] * (theta[person] - b[question])
         if model in ("1pl", "2pl"):
             pm.CustomDist(
