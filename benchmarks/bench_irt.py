@@ -7,7 +7,7 @@ included), seconds of sampling, min bulk ESS of the discriminations per second o
 max R-hat over the sampled item parameters, divergences, leapfrog steps per draw and the
 correlation of the posterior mean of a with the truth.
 
-Sizes (respondents x items): ``small`` 1,000 x 5 (LSAT7's shape; 1PL and 2PL, defaults of
+Sizes (respondents x items): ``tiny`` 200 x 10 (2PL), ``small`` 1,000 x 5 (LSAT7's shape; 1PL and 2PL, defaults of
 ``fit_irt``), ``medium`` 2,000 x 100 (2PL; the issue's Stan comparison), ``large`` 10,000 x 100
 (2PL, marginal and girth only: the joint fits took 775 s with nutpie and 5,870 s with PyMC).
 Data: theta ~ N(0, 1), log a ~ N(0, 0.3), b ~ N(0, 1), 2 chains x (500 + 500) unless
@@ -34,7 +34,7 @@ from bayes_raters.irt import fit_irt, simulate_responses  # noqa: E402
 from bayes_raters.irt.marginal import build_marginal_from_table  # noqa: E402
 from bayes_raters.irt.model import build_from_table, validate_responses  # noqa: E402
 
-SIZES = {"small": (1000, 5), "medium": (2000, 100), "large": (10_000, 100)}
+SIZES = {"tiny": (200, 10), "small": (1000, 5), "medium": (2000, 100), "large": (10_000, 100)}
 
 
 def _corr(x, y) -> float:
@@ -45,7 +45,7 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
     n_respondents, n_items = SIZES[size]
     answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
     items = list(truth["item"].values)
-    models = ["1pl", "2pl"] if size == "small" else ["2pl"]
+    models = ["1pl", "2pl"] if size == "small" else ["2pl"]  # tiny, medium, large: 2PL
     for model in models:
         for method in methods:
             if method == "joint" and size == "large":
