@@ -301,8 +301,8 @@ def fit_irt(
 
     ``hierarchical=True`` (default) gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
-    priors, which pull the 1PL common discrimination 0.09-0.14 away from marginal ML on
-    100 x 30 Rasch data where the hierarchical priors stay within 0.01
+    priors, which pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
+    100 x 30 Rasch data where the hierarchical priors stay within 0.012
     (``benchmarks/study_irt_priors.py``; ``models/irt.md``)."""
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
