@@ -75,6 +75,11 @@ def _build_parser() -> argparse.ArgumentParser:
     bayes.add_argument("--tune", type=int, default=1000)
     bayes.add_argument("--chains", type=int, default=2)
     bayes.add_argument("--seed", type=int, default=0, help="random seed of the sampler (default 0)")
+    bayes.add_argument(
+        "--observation", choices=["normal", "ordinal"], default="normal",
+        help="normal (default): ratings as continuous; ordinal: integer ratings rounded from the "
+        "true score (needs --score-range; slower, see models/ctt_true_score.md)",
+    )
 
     irt = commands.add_parser(
         "irt",
@@ -147,12 +152,15 @@ def _prmse_from_args(args: argparse.Namespace) -> pd.DataFrame:
     table = prmse_table(ratings, systems, error_variance=args.error_variance)
     if not args.bayes:
         return table
+    if args.observation == "ordinal" and score_range is None:
+        raise InvalidInputError("--observation ordinal needs the declared scale: add --score-range LOW HIGH (e.g. 1 6).")
     from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC: only when asked
 
     result = fit_true_score_model(
         ratings,
         systems,
         error_variance=args.error_variance,
+        observation=args.observation,
         score_range=score_range,
         draws=args.draws,
         tune=args.tune,

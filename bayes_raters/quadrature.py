@@ -138,22 +138,26 @@ def marginal_loglik(node_loglik, log_weights):
     return pt.logsumexp(node_loglik + pt.as_tensor(log_weights), axis=-1)
 
 
-def adaptive_gauss_hermite(center, scale, n_nodes: int = 7):
-    """Per-unit nodes and log-weights of adaptive Gauss-Hermite quadrature.
+def adaptive_rule(center, scale, rule: QuadratureRule):
+    r"""Per-unit nodes and log-weights: ``rule`` (on the standard-normal scale) moved to centre
+    :math:`m_i` and scale :math:`s_i`, :math:`z_{ik} = m_i + s_i x_k`,
+    :math:`\log w_{ik} = \log w_k + \log s_i + x_k^2/2 - z_{ik}^2/2`.
 
     ``center``, ``scale``: (units,) NumPy arrays or PyTensor vectors (held constant in the
-    gradient: the rule is exact in value for any of them). Returns ``(nodes, log_weights)``,
-    both (units, n_nodes), on the standard-normal scale of the latent.
+    gradient: the change of variable is exact in value for any of them). Returns
+    ``(nodes, log_weights)``, both (units, nodes), on the standard-normal scale of the latent.
     """
-    rule = gauss_hermite_rule(n_nodes)
     x, log_w = rule.nodes, rule.log_weights
-    if isinstance(center, np.ndarray):
-        nodes = center[:, None] + scale[:, None] * x
-        return nodes, log_w + np.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2
-    center = disconnected_grad(center)
-    scale = disconnected_grad(scale)
+    lib = np
+    if not isinstance(center, np.ndarray):
+        center, scale, lib = disconnected_grad(center), disconnected_grad(scale), pt
     nodes = center[:, None] + scale[:, None] * x
-    return nodes, log_w + pt.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2
+    return nodes, log_w + lib.log(scale)[:, None] + 0.5 * x**2 - 0.5 * nodes**2
+
+
+def adaptive_gauss_hermite(center, scale, n_nodes: int = 7):
+    """:func:`adaptive_rule` with an ``n_nodes`` Gauss-Hermite rule."""
+    return adaptive_rule(center, scale, gauss_hermite_rule(n_nodes))
 
 
 def conditional_moments(node_loglik: np.ndarray, rule: QuadratureRule) -> tuple[np.ndarray, np.ndarray]:

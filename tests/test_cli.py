@@ -139,3 +139,18 @@ def test_bayes_flag_adds_posterior_keys(long_files, capsys):
         assert abs(record["prmse_mean"] - record["prmse"]) < 0.1
         assert record["r_hat"] < 1.01 and record["ess_bulk"] > 400
     assert "warning" not in captured.err
+
+
+def test_ordinal_observation_from_the_command_line(long_files, capsys):
+    folder, ratings, _ = long_files
+    base = ["prmse", str(folder / "ratings.csv"), "--systems", str(folder / "systems.csv"), "--json",
+            "--response-column", "id", "--rater-column", "who", "--system-column", "engine", "--score-column", "value",
+            "--bayes", "--observation", "ordinal", "--seed", "5"]
+    assert main(base) == 2
+    assert "--score-range LOW HIGH" in capsys.readouterr().err
+    low, high = ratings["value"].min(), ratings["value"].max()
+    assert main([*base, "--score-range", str(low), str(high), "--draws", "1000"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    for record in records:
+        assert record["prmse_lower"] < record["prmse_mean"] < record["prmse_upper"]
+        assert record["r_hat"] < 1.01 and record["ess_bulk"] > 400

@@ -33,21 +33,23 @@ replaced by their exact conditional expectations given the draw (Rao-Blackwellis
 ratio by O(1/N)). The finite-sample version is what the closed form estimates and what a
 simulation can check against its true scores. ``prmse_population`` is the
 super-population value ``1 - E[(M - T)^2] / sigma_T^2`` implied by the calibration
-parameters. Under ``observation="ordinal"`` T_i is sampled explicitly and PRMSE is
-computed from its draws.
+parameters. Under ``observation="ordinal"`` T_i is integrated out too (closed form for one
+rating, a bivariate-normal rectangle for two, quadrature beyond; :mod:`bayes_raters.ctt.ordinal`)
+and PRMSE is Rao-Blackwellised the same way from its exact conditional moments.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import log_diff_normal_cdf
 
+from bayes_raters.ctt import ordinal
+from bayes_raters.ctt.ordinal_units import ordinal_units
 from bayes_raters.data import validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
 
@@ -450,57 +452,32 @@ def _channel_likelihood(data: TrueScoreData, mu, sigma_t, sigma_e, sigma_rater, 
         _finite_sample_prmse(data, mean, 1 / precision, pt.mean(v_rating))
 
 
-# ---- ordinal observations ---------------------------------------------------------------
-
-
-def _cutpoints(spec: TrueScoreSpec):
-    low, high = spec.score_range
-    fixed = np.arange(low, high) + 0.5  # K - 1 cutpoints between K integer scores
-    if spec.cutpoints == "fixed":
-        return pt.as_tensor(fixed)
-    if fixed.size < 3:
-        raise InvalidInputError("estimated cutpoints need a scale with at least 4 score points.")
-    model = pm.modelcontext(None)
-    model.add_coord("cutpoint", [f"{k:g}|{k + 1:g}" for k in np.arange(low, high)])
-    model.add_coord("cutpoint_gap", np.arange(fixed.size - 1))
-    gaps = pm.Dirichlet("cutpoint_gaps", a=np.full(fixed.size - 1, 10.0), dims="cutpoint_gap")
-    inner = fixed[0] + (fixed[-1] - fixed[0]) * pt.cumsum(gaps)[:-1]
-    return pm.Deterministic("cutpoints", pt.concatenate([fixed[:1], inner, fixed[-1:]]), dims="cutpoint")
-
-
-def _ordered_probit_logp(category, eta, cutpoints, sigma):
-    """log P(category k) = log[Phi((c_k - eta)/sigma) - Phi((c_{k-1} - eta)/sigma)] with
-    c_{-1} = -inf, c_{K-1} = +inf (finite stand-ins far outside the scale), one stable
-    log-difference per observation; PyMC's OrderedProbit evaluates every category."""
-    far = 1e4
-    padded = pt.concatenate([pt.as_tensor([-far]), cutpoints, pt.as_tensor([far])])
-    return log_diff_normal_cdf(eta, sigma, padded[category + 1], padded[category])
+# ---- ordinal observations (bayes_raters.ctt.ordinal) --------------------------------------
 
 
 def _ordinal_likelihood(data: TrueScoreData, spec: TrueScoreSpec, mu, sigma_t, sigma_e, sigma_rater, offset, calibration):
-    """Explicit T_i; rating ~ OrderedProbit(T_i + delta_r, cutpoints, sigma_r). System
-    scores are Gaussian in T, so they are integrated analytically: p(M) p(T | M) p(H | T),
-    with T_i = m_i + z_i / sqrt(P_i) from the Gaussian conditional given the system
-    scores (this removes the funnel between tau and T). PRMSE from the T draws."""
-    n_resp = len(data.responses)
-    z = pm.Normal("true_score_z", 0, 1, dims="response")
-    if calibration is None:
-        true = pm.Deterministic("true_score", mu + sigma_t * z, dims="response")
-    else:
-        log_marginal, precision, mean = _integrate_gaussian_measurements(
-            *_system_channels(data, calibration), n_resp, mu, sigma_t
-        )
-        pm.Potential("system_marginal_likelihood", log_marginal)
-        true = pm.Deterministic("true_score", mean + z / pt.sqrt(precision), dims="response")
-    r_resp, r_rater = _rating_rows(data)
-    low = spec.score_range[0]
-    category = pm.Data("rating_category", (data.ratings["score"].to_numpy() - low).astype("int64"), dims="rating")
-    eta = true[r_resp] + (offset[r_rater] if offset is not None else 0.0)
-    scale = sigma_rater[r_rater] if sigma_rater is not None else sigma_e
-    pm.Potential("rating_likelihood", pt.sum(_ordered_probit_logp(category, eta, _cutpoints(spec), scale)))
+    """T integrated out (closed form for one rating, a bivariate-normal rectangle for two,
+    quadrature for more; see :mod:`bayes_raters.ctt.ordinal`), responses pooled into units;
+    PRMSE Rao-Blackwellised."""
+    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
+    model = pm.modelcontext(None)
+    model.add_coords({"unit": np.arange(units.n_units), "unit_system_row": np.arange(len(units.system_unit))})
+    values = replace(
+        units,
+        count=pm.Data("unit_count", units.count, dims="unit"),
+        system_score=pm.Data("unit_system_score", units.system_score, dims="unit_system_row"),
+    )
+    empty = pt.zeros(0)
+    alpha, beta, tau = calibration if calibration is not None else (empty, empty, empty)
+    params = ordinal.OrdinalParameters(
+        mu, sigma_t, alpha, beta, tau, offset, sigma_rater if sigma_rater is not None else sigma_e,
+        ordinal.padded_cutpoints(ordinal.cutpoints(spec)), data.center,
+    )
+    log_lik, t_mean, t_var = ordinal.unit_terms(values, params)
+    pm.Potential("marginal_likelihood", log_lik)
     if calibration is not None:
-        error_variance = pt.mean(sigma_rater[r_rater] ** 2) if sigma_rater is not None else sigma_e**2
-        _finite_sample_prmse(data, true, pt.zeros_like(true), error_variance)
+        mse, var_t = ordinal.prmse_parts(values, t_mean, t_var, len(data.system_ids), static=units)
+        _prmse_deterministics(mse, var_t, ordinal.mean_error_variance(units, params))
 
 
 # ---- builder ----------------------------------------------------------------------------

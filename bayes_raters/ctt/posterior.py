@@ -20,12 +20,14 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from bayes_raters.ctt import ordinal
 from bayes_raters.ctt.model import (
     TrueScoreSpec,
     build_from_data,
     model_data,
     validate_true_score_inputs,
 )
+from bayes_raters.ctt.ordinal_units import ordinal_units
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.sampling import (
@@ -42,6 +44,9 @@ QUANTITIES = {  # posterior variable -> closed-form column
     "error_variance": "error_variance",
 }
 _NOT_STORED = {"true_score_mean", "true_score_sd"}  # O(N) per draw; computed on demand
+
+
+DENSE_ADAPTATION = {"init": "jitter+adapt_full"}
 
 
 def _stored_variables(model: pm.Model) -> list[str]:
@@ -174,13 +179,13 @@ class TrueScoreResult:
             raise InvalidInputError(f"pick the system whose model to use: system= one of {systems}.")
         data = model_data(self.ratings, self.system_scores, self.spec, None if system is None else [system])
         model = build_from_data(data, self.spec)
-        names = ["true_score"] if self.spec.observation == "ordinal" else [v.name for v in model.free_RVs]
+        names = [v.name for v in model.free_RVs + model.deterministics if v.name in self.posterior]
         draws = _draws_for_model(self.posterior, model, names, system)
         rng = np.random.default_rng(random_seed)
         stacked = draws.stack(sample=("chain", "draw"))
         keep = np.sort(rng.choice(stacked.sizes["sample"], size=min(n_draws, stacked.sizes["sample"]), replace=False))
         if self.spec.observation == "ordinal":
-            return stacked["true_score"].isel(sample=keep).transpose("sample", "response")
+            return _ordinal_true_scores(data, self.spec, stacked.isel(sample=keep), rng)
         conditional = pm.compute_deterministics(
             draws, var_names=["true_score_mean", "true_score_sd"], model=model, progressbar=False
         ).stack(sample=("chain", "draw")).isel(sample=keep)
@@ -201,6 +206,25 @@ class TrueScoreResult:
             spec_fields["score_range"] = tuple(spec_fields["score_range"])
         reports = {k: ConvergenceReport(**v) for k, v in config["reports"].items()}
         return cls(idata=tree, spec=TrueScoreSpec(**spec_fields), reports=reports)
+
+
+def _ordinal_true_scores(data, spec: TrueScoreSpec, draws: xr.Dataset, rng: np.random.Generator) -> xr.DataArray:
+    """Exact conditional draws of T_i under the ordinal model, one per posterior draw."""
+    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
+    fixed = np.arange(*spec.score_range) + 0.5
+    values = np.empty((draws.sizes["sample"], len(data.responses)))
+    for j in range(draws.sizes["sample"]):
+        one = draws.isel(sample=j)
+
+        def get(name, default=None):
+            return one[name].to_numpy() if name in one else default
+
+        params = ordinal.OrdinalParameters(
+            get("mu"), get("sigma_T"), get("alpha"), get("beta"), get("tau"), get("rater_offset"),
+            get("sigma_rater", get("sigma_e")), ordinal.padded_cutpoints(get("cutpoints", fixed), np), data.center,
+        )
+        values[j] = ordinal.draw_true_scores(units, params, rng)
+    return xr.DataArray(values, dims=("sample", "response"), coords={"response": data.responses}, name="true_score")
 
 
 def _draws_for_model(posterior: xr.Dataset, model: pm.Model, names: list[str], system) -> xr.Dataset:
@@ -263,9 +287,18 @@ def fit_true_score_model(
     Every fit's convergence is checked and a :class:`ConvergenceWarning` is issued
     for any fit with R-hat > 1.01, ESS < 400 or divergences. ``target_accept`` defaults
     to 0.95: with ~100 double-scored responses from unreliable raters 0.9 left an
-    occasional divergence near tau -> 0.
+    occasional divergence near tau -> 0. The ordinal model runs PyMC's NUTS with a dense mass
+    matrix (``init="jitter+adapt_full"``): its handful of parameters (mu, sigma_T, sigma_e,
+    alpha, beta, tau) are strongly correlated, and on 1,000 double-scored responses the dense
+    matrix gave min bulk ESS 2,170-2,270 of 2,000 draws at 6.2 leapfrog steps per draw, against
+    620 at 8.8 steps with the diagonal one.
     """
     spec = TrueScoreSpec(rater_effects, rater_error, observation, cutpoints, joint, score_range, error_variance)
+    if observation == "ordinal" and nuts_sampler in ("numpyro", "blackjax"):
+        raise InvalidInputError(
+            f"the ordinal model's bivariate-normal likelihood runs SciPy code, which {nuts_sampler} (JAX) "
+            "cannot call: use nuts_sampler='pymc' (default) or 'nutpie'."
+        )
     rated, scored = validate_true_score_inputs(
         ratings, system_scores, spec, response=response, rater=rater, system=system, score=score
     )
@@ -285,6 +318,7 @@ def fit_true_score_model(
             random_seed=seed,
             nuts_sampler=nuts_sampler,
             target_accept=target_accept,
+            nuts_kwargs=DENSE_ADAPTATION if spec.observation == "ordinal" and nuts_sampler == "pymc" else None,
             var_names=_stored_variables(model),
             check_var_names=_checked_variables(model),
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",

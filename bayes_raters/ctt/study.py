@@ -19,6 +19,7 @@ Experiments (paper section): 1 :func:`metric_stability` (4.1, Fig. 1), 2
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
@@ -55,12 +56,18 @@ class StudyConfig:
     bayes_tune: int = 1000
     bayes_chains: int = 2
     bayes_ci_prob: float = 0.9
+    bayes_observation: str = "normal"  # or "ordinal" (integer ratings on score_range)
+    bayes_categories: tuple[str, ...] = CATEGORIES
+    score_range: tuple[float, float] = (1, 6)
 
     def __post_init__(self) -> None:
         if any(not 1 <= n <= self.n_responses for n in self.double_scored):
             raise InvalidInputError(f"double_scored sizes must lie in [1, {self.n_responses}], got {self.double_scored}.")
         if self.pairs_per_category < 1 or self.bayes_pairs_per_category < 1:
             raise InvalidInputError("pairs per category must be at least 1.")
+        unknown = set(self.bayes_categories) - set(CATEGORIES)
+        if unknown:
+            raise InvalidInputError(f"bayes_categories must come from {CATEGORIES}, got {sorted(unknown)}.")
 
 
 @functools.lru_cache(maxsize=4)
@@ -220,20 +227,24 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
     scores = data["system_score"].sel(system=config.system).to_numpy()[chosen]
     systems = pd.DataFrame({"response": responses, "system": config.system, "score": scores})
     truth = data["true_score"].to_numpy()[chosen]
+    started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        ordinal = {"observation": "ordinal", "score_range": config.score_range} if config.bayes_observation == "ordinal" else {}
         result = fit_true_score_model(
             ratings, systems, draws=config.bayes_draws, tune=config.bayes_tune, chains=config.bayes_chains,
-            random_seed=int(rng.integers(2**31)), nuts_sampler="pymc",
+            random_seed=int(rng.integers(2**31)), nuts_sampler="pymc", **ordinal,
         )
         row = result.prmse_table(config.bayes_ci_prob).loc[config.system]
     true_prmse = 1 - np.sum((scores - truth) ** 2) / np.sum((truth - truth.mean()) ** 2)
     return pd.DataFrame(
         [{
             "rater_category": CATEGORIES[category_index], "n_double": n_double, "pair": pair_index,
+            "observation": config.bayes_observation,
             "true_prmse": true_prmse, "closed_form": row["closed_form"], "posterior_mean": row["mean"],
             "lower": row["lower"], "upper": row["upper"], "r_hat": row["r_hat"], "converged": bool(row["converged"]),
             "warnings": len([w for w in caught if not issubclass(w.category, SmallSampleWarning)]),
+            "seconds": time.perf_counter() - started,
         }]
     )
 
@@ -284,6 +295,7 @@ def bayesian_double_scoring(config: StudyConfig = StudyConfig(), executor: Execu
     cells = [
         (bayesian_double_scoring_cell, (config, c, s, p))
         for c in range(len(CATEGORIES))
+        if CATEGORIES[c] in config.bayes_categories
         for s in range(len(config.double_scored))
         for p in range(config.bayes_pairs_per_category)
     ]

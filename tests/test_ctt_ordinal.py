@@ -1,0 +1,126 @@
+"""The ordinal true-score model with T integrated out, against a direct numerical integral
+over T of the same generative model (scipy.integrate.quad per response)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytensor
+import pytest
+from scipy import integrate
+from scipy.special import log_ndtr
+
+from bayes_raters.ctt import build_true_score_model
+from bayes_raters.ctt import ordinal
+from bayes_raters.ctt.model import TrueScoreSpec, model_data, validate_true_score_inputs
+from bayes_raters.ctt.ordinal_units import ordinal_units
+
+
+def _data(seed: int, n: int = 24):
+    """Responses with one, two and three ratings (raters a-d, offsets and SDs differ), one
+    system; a few identical responses so that pooling is exercised."""
+    rng = np.random.default_rng(seed)
+    true = rng.normal(3.5, 1.0, n)
+    offsets = {"a": -0.3, "b": 0.0, "c": 0.2, "d": 0.4}
+    sds = {"a": 0.3, "b": 0.5, "c": 0.7, "d": 0.4}
+    rows = []
+    for i in range(n):
+        for rater in list(offsets)[: 1 + i % 3]:
+            rows.append((i, rater, float(np.clip(np.round(true[i] + offsets[rater] + rng.normal(0, sds[rater])), 1, 6))))
+    ratings = pd.DataFrame(rows, columns=["response", "rater", "score"])
+    system = pd.DataFrame({"response": np.arange(n), "system": "m", "score": np.round(true + rng.normal(0, 0.5, n), 1)})
+    return ratings, system
+
+
+def _log_rating(t, score, offset, sd):
+    cuts = np.concatenate([[-np.inf], np.arange(1, 6) + 0.5, [np.inf]])
+    k = int(score) - 1
+    hi, lo = (cuts[k + 1] - t - offset) / sd, (cuts[k] - t - offset) / sd
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(log_ndtr(hi)) - np.exp(log_ndtr(lo)))
+
+
+def _reference(ratings, system, p):
+    """Per response: log of int N(t; mu, sigma_T) N(M | alpha + beta (t - c0), tau) prod_j
+    P(H_j | t) dt, and the mean and variance of T given the data, by quadrature."""
+    out = []
+    for response, frame in ratings.groupby("response"):
+        m_score = system.loc[system["response"] == response, "score"].iloc[0]
+
+        def log_f(t):
+            value = -0.5 * ((t - p["mu"]) / p["sigma_T"]) ** 2 - np.log(p["sigma_T"] * np.sqrt(2 * np.pi))
+            mean_m = p["alpha"] + p["beta"] * (t - p["c0"])
+            value += -0.5 * ((m_score - mean_m) / p["tau"]) ** 2 - np.log(p["tau"] * np.sqrt(2 * np.pi))
+            for rater, score in zip(frame["rater"], frame["score"]):
+                value += _log_rating(t, score, p["offset"][rater], p["sd"][rater])
+            return value
+
+        top = max(log_f(t) for t in np.linspace(-4, 11, 3001))
+        moments = [integrate.quad(lambda t, j=j: t**j * np.exp(log_f(t) - top), -6, 13, limit=400, epsabs=0, epsrel=1e-12)[0] for j in range(3)]
+        mean = moments[1] / moments[0]
+        out.append((np.log(moments[0]) + top, mean, moments[2] / moments[0] - mean**2, m_score))
+    return pd.DataFrame(out, columns=["loglik", "mean", "var", "m"])
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.4])
+def test_marginal_likelihood_and_prmse_match_integration_over_t(shift):
+    ratings, system = _data(5)
+    model = build_true_score_model(ratings, system, observation="ordinal", score_range=(1, 6), rater_effects=True, rater_error="rater")
+    names = ["mu", "sigma_T", "alpha", "beta", "tau", "rater_offset", "sigma_rater", "marginal_likelihood", "mse_true", "true_score_variance"]
+    outputs = model.replace_rvs_by_values([model[name] for name in names])
+    evaluate = pytensor.function(model.value_vars, outputs, on_unused_input="ignore")
+    point = {key: value + shift for key, value in model.initial_point().items()}
+    values = dict(zip(names, evaluate(*[point[v.name] for v in model.value_vars])))
+    raters = list(model.coords["rater"])
+    params = {
+        "mu": values["mu"], "sigma_T": values["sigma_T"], "alpha": values["alpha"][0], "beta": values["beta"][0],
+        "tau": values["tau"][0], "c0": 3.5,
+        "offset": dict(zip(raters, values["rater_offset"])), "sd": dict(zip(raters, values["sigma_rater"])),
+    }
+    reference = _reference(ratings, system, params)
+    assert values["marginal_likelihood"] == pytest.approx(reference["loglik"].sum(), abs=1e-5)
+    n = len(reference)
+    var_t = (np.sum((reference["mean"] - reference["mean"].mean()) ** 2) + (1 - 1 / n) * reference["var"].sum()) / n
+    mse = np.mean((reference["m"] - reference["mean"]) ** 2 + reference["var"])
+    assert values["true_score_variance"] == pytest.approx(var_t, rel=1e-5)
+    assert values["mse_true"][0] == pytest.approx(mse, rel=1e-5)
+    if shift == 0.0:
+        _check_conditional_draws(model, ratings, system, values, reference)
+
+
+def _check_conditional_draws(model, ratings, system, values, reference):
+    """4,000 draws of every T_i from its conditional (one rating: truncated normal then T | U;
+    more: grid + MH) have the quadrature mean and variance within 4.5 standard errors."""
+    spec = TrueScoreSpec(observation="ordinal", score_range=(1, 6), rater_effects=True, rater_error="rater")
+    rated, scored = validate_true_score_inputs(ratings, system, spec)
+    data = model_data(rated, scored, spec, None)
+    units = ordinal_units(data, 1, raters_matter=True)
+    params = ordinal.OrdinalParameters(
+        values["mu"], values["sigma_T"], values["alpha"], values["beta"], values["tau"], values["rater_offset"],
+        values["sigma_rater"], ordinal.padded_cutpoints(np.arange(1, 6) + 0.5, np), data.center,
+    )
+    rng = np.random.default_rng(3)
+    draws = np.array([ordinal.draw_true_scores(units, params, rng) for _ in range(4000)])
+    sd = np.sqrt(reference["var"].to_numpy())
+    assert np.all(np.abs(draws.mean(axis=0) - reference["mean"].to_numpy()) < 4.5 * sd / np.sqrt(4000))
+    assert np.all(np.abs(draws.var(axis=0) / reference["var"].to_numpy() - 1) < 4.5 * np.sqrt(2 / 4000))
+
+
+def test_identical_responses_share_a_unit():
+    ratings, system = _data(5)
+    copies = pd.concat([ratings.assign(response=ratings["response"] + 100 * k) for k in range(3)])
+    systems = pd.concat([system.assign(response=system["response"] + 100 * k) for k in range(3)])
+    spec = TrueScoreSpec(observation="ordinal", score_range=(1, 6))
+    rated, scored = validate_true_score_inputs(copies, systems, spec)
+    units = ordinal_units(model_data(rated, scored, spec, None), 1, raters_matter=False)
+    assert units.n_units == 24 and units.count.sum() == 72
+    assert (units.single.size, units.pair.size, units.multi.size) == (8, 8, 8)
+
+
+def test_jax_samplers_are_refused_with_advice():
+    ratings, system = _data(5)
+    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="nuts_sampler='pymc'"):
+        fit_true_score_model(ratings, system, observation="ordinal", score_range=(1, 6), nuts_sampler="numpyro")
