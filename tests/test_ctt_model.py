@@ -285,6 +285,10 @@ def test_ordinal_observation_recovers_the_latent_scale():
     assert row["lower"] < truth < row["upper"]
     draws = result.true_score_draws(n_draws=20, random_seed=1)
     assert draws.shape == (20, 300)
+    assert np.array_equal(draws.values, result.true_score_draws(n_draws=20, random_seed=1).values)  # same seed
+    assert not np.array_equal(draws.values, result.true_score_draws(n_draws=20, random_seed=2).values)
+    true = data["true_score"].sel(response=draws["response"].values).values
+    assert np.corrcoef(draws.mean("sample").values, true)[0, 1] > 0.85
 
 
 # ---- bad input and convergence ----------------------------------------------------------
