@@ -349,17 +349,22 @@ def test_model_data_keeps_only_the_scored_responses_of_a_separate_model():
 
 
 def test_ordered_probit_logp_matches_pymc():
+    """The one-rating term of the ordinal model (PyTensor and NumPy forms) is PyMC's ordered
+    probit, including categories far in the tails."""
     import pytensor.tensor as pt
 
-    from bayes_raters.ctt.model import _ordered_probit_logp
+    from bayes_raters.ctt.ordinal import log_interval_probability, padded_cutpoints
 
     rng = np.random.default_rng(0)
     cut = np.array([1.5, 2.5, 3.5, 4.5, 5.5])
     eta = np.concatenate([[-20.0, 30.0], rng.normal(3.5, 2, 300)])
     category = np.concatenate([[0, 5], rng.integers(0, 6, 300)])
-    ours = _ordered_probit_logp(pt.as_tensor(category), pt.as_tensor(eta), pt.as_tensor(cut), 0.6).eval()
+    padded = padded_cutpoints(cut, np)
     reference = pm.logp(pm.OrderedProbit.dist(eta=eta, cutpoints=cut, sigma=0.6), category).eval()
-    np.testing.assert_allclose(ours, reference, atol=1e-5)
+    tensor = log_interval_probability(pt.as_tensor(eta), 0.6, pt.as_tensor(padded[category]), pt.as_tensor(padded[category + 1])).eval()
+    array = log_interval_probability(eta, 0.6, padded[category], padded[category + 1], np)
+    np.testing.assert_allclose(tensor, reference, atol=1e-5)
+    np.testing.assert_allclose(array, reference, atol=1e-5)
 
 
 def test_estimated_cutpoints_recover_uneven_planted_cutpoints():
