@@ -75,7 +75,7 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
     for var in irt.free_RVs + irt.deterministics + list(irt.data_vars):
         if var.ndim:
             assert irt.named_vars_to_dims.get(var.name), var.name
-    for n, names in ((250, {"b", "log_a_z"}), (600, {"b", "log_a"})):  # centred b from 200 answers, log a from 500
+    for n, names in ((300, {"b_z", "log_a_z"}), (350, {"b", "log_a_z"}), (600, {"b", "log_a"})):  # b from 330, log a from 500
         big, _ = simulate_responses(n, 4, random_seed=4)
         irt = build_marginal_from_table(validate_responses(big), "2pl", n_options=None, hierarchical=True)
         assert {v.name for v in irt.free_RVs} == {"b_mu", "b_sigma", "log_a_mu", "log_a_sigma"} | names
