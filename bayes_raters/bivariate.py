@@ -79,11 +79,10 @@ def _log_diff_ndtr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return top + np.log1p(-np.exp(np.minimum(log_ndtr(lo) - top, 0.0)))
 
 
-def _oriented(lower, upper, lib):
+def _oriented(lower, upper):
     """Reflect an interval whose midpoint is above 0: returns (lower, upper, sign)."""
     flip = (lower + upper) > 0
-    sign = lib.where(flip, -1.0, 1.0)
-    return lib.where(flip, -upper, lower), lib.where(flip, -lower, upper), sign
+    return np.where(flip, -upper, lower), np.where(flip, -lower, upper), np.where(flip, -1.0, 1.0)
 
 
 def _log_rectangle_by_quadrature(l1, u1, l2, u2, rho, nodes: int = QUAD_NODES) -> np.ndarray:
@@ -120,8 +119,8 @@ def log_rectangle(l1, u1, l2, u2, rho) -> np.ndarray:
     shape = np.broadcast_shapes(*(np.shape(x) for x in (l1, u1, l2, u2, rho)))
     l1, u1, l2, u2, rho = (np.broadcast_to(np.asarray(x, float), shape).ravel() for x in (l1, u1, l2, u2, rho))
     rho = np.clip(rho, -MAX_RHO, MAX_RHO)
-    l1, u1, s1 = _oriented(l1, u1, np)
-    l2, u2, s2 = _oriented(l2, u2, np)
+    l1, u1, s1 = _oriented(l1, u1)
+    l2, u2, s2 = _oriented(l2, u2)
     r = rho * s1 * s2
     corners = bvn_cdf(np.concatenate([u1, l1, u1, l1]), np.concatenate([u2, u2, l2, l2]), np.tile(r, 4))
     first, second, third, fourth = corners.reshape(4, -1)
