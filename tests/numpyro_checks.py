@@ -14,6 +14,11 @@ from bayes_raters.ctt import fit_true_score_model
 from bayes_raters.irt import fit_irt, simulate_responses
 
 SETTINGS = {"draws": 1000, "tune": 1000, "chains": 2}  # ESS >= 400 with margin
+# The IRT check compares backends, not priors: the fixed-prior 2PL on 300 x 6. Measured over seeds
+# 3-7, 4 chains: max R-hat 1.0012-1.0043, min bulk ESS >= 2,560, no divergences on either sampler.
+# The hierarchical 2PL on so few items gave one divergence in 3 of 5 PyMC seeds (300 x 6, and
+# 1 in 5 at 400 x 10), and with 2 chains max R-hat reached 1.010: a failed check with no backend fault.
+IRT_SETTINGS = {"draws": 1000, "tune": 1000, "chains": 4, "hierarchical": False}
 
 
 def _agree(left, right, name: str) -> None:
@@ -26,13 +31,13 @@ def _agree(left, right, name: str) -> None:
 
 def check_marginal_irt_matches_pymc_and_repeats() -> None:
     table, _ = simulate_responses(300, 6, random_seed=11)
-    jax_fit = fit_irt(table, "2pl", nuts_sampler="numpyro", random_seed=3, **SETTINGS)
-    pymc_fit = fit_irt(table, "2pl", nuts_sampler="pymc", random_seed=3, **SETTINGS)
+    jax_fit = fit_irt(table, "2pl", nuts_sampler="numpyro", random_seed=3, **IRT_SETTINGS)
+    pymc_fit = fit_irt(table, "2pl", nuts_sampler="pymc", random_seed=3, **IRT_SETTINGS)
     assert jax_fit.posterior.attrs["nuts_sampler"] == "numpyro"
     assert jax_fit.report.converged
     for name in ("a", "b"):
         _agree(jax_fit.posterior, pymc_fit.posterior, name)
-    again = fit_irt(table, "2pl", nuts_sampler="numpyro", random_seed=3, **SETTINGS)
+    again = fit_irt(table, "2pl", nuts_sampler="numpyro", random_seed=3, **IRT_SETTINGS)
     np.testing.assert_array_equal(again.posterior["a"].values, jax_fit.posterior["a"].values)
     np.testing.assert_array_equal(again.posterior["theta"].values, jax_fit.posterior["theta"].values)
 
