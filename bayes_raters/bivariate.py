@@ -38,7 +38,6 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
-from pymc.distributions.dist_math import log_diff_normal_cdf
 from scipy.special import log_ndtr, ndtr, owens_t
 
 FAR = 1e4  # stand-in for an infinite bound, in standard deviations
@@ -47,6 +46,8 @@ TAIL = 1e-9  # below this P, the log-space quadrature gives the value
 QUAD_NODES = 2001
 MAX_RHO = 1 - 1e-9  # |rho| beyond this (a rater error SD near 0) is treated as this
 _LOG_2PI = float(np.log(2 * np.pi))
+_ROOT_HALF = np.float64(np.sqrt(0.5))  # a NumPy float64: PyTensor keeps its precision
+_LOG_HALF = np.float64(np.log(0.5))
 
 
 def _owen(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -77,6 +78,19 @@ def _log_diff_ndtr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     top = log_ndtr(hi)
     with np.errstate(divide="ignore"):
         return top + np.log1p(-np.exp(np.minimum(log_ndtr(lo) - top, 0.0)))
+
+
+def log_diff_ndtr(lower, upper):
+    r""":math:`\log(\Phi(u) - \Phi(l))` for :math:`l < u` (PyTensor), stable in both tails through
+    :math:`\Phi(-x) = \tfrac12 e^{-x^2/2}\,\mathrm{erfcx}(x/\sqrt2)`. PyMC's
+    ``log_diff_normal_cdf`` has the same algebra but scales by ``pt.sqrt(2.0)``, a float32
+    constant, so it is off by about 3e-8 relative to the squared argument: 4.5e-7 at
+    :math:`\log P = -15` and 1.1e-5 at -312 (measured against mpmath)."""
+    x, y = upper * _ROOT_HALF, lower * _ROOT_HALF
+    both_above = -pt.square(y) + pt.log(pt.erfcx(y) - pt.exp(pt.square(y) - pt.square(x)) * pt.erfcx(x))
+    both_below = -pt.square(x) + pt.log(pt.erfcx(-x) - pt.exp(pt.square(x) - pt.square(y)) * pt.erfcx(-y))
+    across = pt.log(pt.erf(x) - pt.erf(y))
+    return _LOG_HALF + pt.switch(pt.gt(y, 0), both_above, pt.switch(pt.lt(x, 0), both_below, across))
 
 
 def _oriented(lower, upper):
@@ -166,7 +180,7 @@ class LogRectangle(Op):
         l1, u1, l2, u2 = finite
 
         def edge(x, lo, hi):  # log of phi(x) [Phi((hi - rho x)/s) - Phi((lo - rho x)/s)] - log P
-            return _normal_logpdf(x) + log_diff_normal_cdf(0.0, 1.0, (hi - rho * x) / s, (lo - rho * x) / s) - log_p
+            return _normal_logpdf(x) + log_diff_ndtr((lo - rho * x) / s, (hi - rho * x) / s) - log_p
 
         def corner(x, y):
             return pt.exp(-(x**2 - 2 * rho * x * y + y**2) / (2 * s**2) - _LOG_2PI - log_p) / s
@@ -182,6 +196,41 @@ class LogRectangle(Op):
 
 
 log_rectangle_op = LogRectangle()
+
+
+def shift_derivatives(l1, u1, l2, u2, rho, w1, w2, log_p):
+    r"""First and second derivatives of :math:`\log P` along a shift that moves bound j at
+    rate :math:`w_j` (PyTensor; ``log_p`` from the op). With :math:`s = \sqrt{1-\rho^2}`, at an
+    edge :math:`x \in \{l_1, u_1\}` let :math:`a, b = (u_2 - \rho x)/s, (l_2 - \rho x)/s`,
+    :math:`D(x) = \Phi(a) - \Phi(b)`, :math:`A(x) = \varphi(x) D(x)/P` (the gradient's edge term)
+    and :math:`R(x) = (\varphi(a) - \varphi(b))/D(x)`; then
+
+    .. math::
+        \frac{P'}{P} = w_1 \sum_x \pm A(x) + (1 \leftrightarrow 2),\qquad
+        \frac{P''}{P} = w_1 \sum_x \pm A(x)\Big[-w_1 x + \frac{w_2 - \rho w_1}{s} R(x)\Big] + (1 \leftrightarrow 2),
+
+    (+ at the upper bound, - at the lower) and :math:`(\log P)'' = P''/P - (P'/P)^2`. Each
+    term is a ratio taken in log space, and the same :math:`\log D(x)` enters :math:`A` and
+    :math:`R`, so its rounding cancels (written with :math:`\varphi_2/P` instead, the
+    variance was off by 1e-3 relative at log P = -80). This replaces differentiating the op's
+    gradient a second time: on 10,000 responses (2,000 pairs) the PRMSE deterministics took
+    49 ms per draw that way, 2.9 ms this way."""
+    rho = pt.clip(rho, -MAX_RHO, MAX_RHO)
+    s = pt.sqrt(1.0 - rho**2)
+    l1, u1, l2, u2 = (pt.clip(x, -FAR, FAR) for x in (l1, u1, l2, u2))
+
+    def edge(x, lo, hi, own, other):  # (A(x), A(x) [-own x + (other - rho own) R(x)/s])
+        a, b = (hi - rho * x) / s, (lo - rho * x) / s
+        log_d = log_diff_ndtr(b, a)
+        weight = pt.exp(_normal_logpdf(x) + log_d - log_p)
+        ratio = pt.exp(_normal_logpdf(a) - log_d) - pt.exp(_normal_logpdf(b) - log_d)
+        return weight, weight * (-own * x + (other - rho * own) * ratio / s)
+
+    (a_u1, b_u1), (a_l1, b_l1) = edge(u1, l2, u2, w1, w2), edge(l1, l2, u2, w1, w2)
+    (a_u2, b_u2), (a_l2, b_l2) = edge(u2, l1, u1, w2, w1), edge(l2, l1, u1, w2, w1)
+    first = w1 * (a_u1 - a_l1) + w2 * (a_u2 - a_l2)
+    second = w1 * (b_u1 - b_l1) + w2 * (b_u2 - b_l2)
+    return first, second - first**2
 
 
 def log_rectangle_probability(l1, u1, l2, u2, rho, lib=pt):

@@ -49,7 +49,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from bayes_raters.ctt import ordinal
-from bayes_raters.ctt.ordinal_units import ordinal_units
+from bayes_raters.ctt.ordinal_units import on_grid, ordinal_units
 from bayes_raters.data import validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
 
@@ -459,7 +459,7 @@ def _ordinal_likelihood(data: TrueScoreData, spec: TrueScoreSpec, mu, sigma_t, s
     """T integrated out (closed form for one rating, a bivariate-normal rectangle for two,
     quadrature for more; see :mod:`bayes_raters.ctt.ordinal`), responses pooled into units;
     PRMSE Rao-Blackwellised."""
-    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
+    units = on_grid(ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater"))
     model = pm.modelcontext(None)
     model.add_coords({"unit": np.arange(units.n_units), "unit_system_row": np.arange(len(units.system_unit))})
     values = replace(

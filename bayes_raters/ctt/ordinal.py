@@ -22,8 +22,8 @@ Likelihood of a response, :math:`p(M_i)\,p(H_i \mid M_i)`, with no latent left f
   The moments of T follow from Tweedie's formula (T's prior given M is
   :math:`N(m_i, v_i)` and the ratings do not depend on :math:`m_i` otherwise):
   :math:`E[T \mid M, H] = m_i + v_i\,\partial_m \log p(H \mid M)` and
-  :math:`Var[T \mid M, H] = v_i + v_i^2\,\partial^2_m \log p(H \mid M)`, both taken by PyTensor's
-  automatic differentiation of the rectangle's closed-form gradient.
+  :math:`Var[T \mid M, H] = v_i + v_i^2\,\partial^2_m \log p(H \mid M)`, both in closed form
+  (:func:`bayes_raters.bivariate.shift_derivatives`).
 - **Three or more ratings** (rare in scoring data): adaptive quadrature over
   :math:`z`, :math:`T = m_i + z\sqrt{v_i}`, with :data:`N_NODES` trapezoid nodes centred and
   scaled per unit at the combined one-rating conditionals (natural parameters added, the prior
@@ -44,10 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from pymc.distributions.dist_math import log_diff_normal_cdf
 from scipy.stats import truncnorm
 
-from bayes_raters.bivariate import FAR, _log_diff_ndtr, log_rectangle_probability
+from bayes_raters.bivariate import FAR, _log_diff_ndtr, log_diff_ndtr, log_rectangle_probability, shift_derivatives
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.quadrature import adaptive_rule, draw_conditional, trapezoid_rule
 
@@ -86,7 +85,7 @@ def padded_cutpoints(cut, lib=pt):
 def log_interval_probability(mean, sd, lower, upper, lib=pt):
     """:math:`\\log[\\Phi((u - m)/s) - \\Phi((l - m)/s)]`, stable in both tails."""
     if lib is pt:
-        return log_diff_normal_cdf(mean, sd, upper, lower)
+        return log_diff_ndtr((lower - mean) / sd, (upper - mean) / sd)
     return _log_diff_ndtr((lower - mean) / sd, (upper - mean) / sd)
 
 
@@ -161,13 +160,29 @@ def system_conditional(units, p: OrdinalParameters, lib=pt):
     return per_unit(log_measure) + log_prior - log_at_mode, mean, precision
 
 
-def pair_loglik(mean, var, rater, category, p: OrdinalParameters, lib=pt):
-    """log p(H_1, H_2 | M) of two-rating units: T ~ N(mean, var); (units, 2) rater/category."""
+def _pair_rectangle(mean, var, rater, category, p: OrdinalParameters, lib):
+    """Standardised bounds (l1, u1, l2, u2), correlation and the SDs of (U_1, U_2) given M."""
     lower, upper = p.bounds(rater, category)
     total = lib.sqrt(var[:, None] + p.error_var(rater))
     lo, hi = (lower - mean[:, None]) / total, (upper - mean[:, None]) / total
     rho = var / (total[:, 0] * total[:, 1])
-    return log_rectangle_probability(lo[:, 0], hi[:, 0], lo[:, 1], hi[:, 1], rho, lib)
+    return (lo[:, 0], hi[:, 0], lo[:, 1], hi[:, 1], rho), total
+
+
+def pair_loglik(mean, var, rater, category, p: OrdinalParameters, lib=pt):
+    """log p(H_1, H_2 | M) of two-rating units: T ~ N(mean, var); (units, 2) rater/category."""
+    rectangle, _ = _pair_rectangle(mean, var, rater, category, p, lib)
+    return log_rectangle_probability(*rectangle, lib)
+
+
+def pair_terms(mean, var, rater, category, p: OrdinalParameters):
+    """log p(H_1, H_2 | M), E[T | M, H] and Var[T | M, H] of two-rating units (PyTensor): the
+    moments by Tweedie's formula, with the derivatives in m of
+    :func:`bayes_raters.bivariate.shift_derivatives` (each standardised bound moves at -1/SD)."""
+    rectangle, total = _pair_rectangle(mean, var, rater, category, p, pt)
+    log_p = log_rectangle_probability(*rectangle)
+    slope, curvature = shift_derivatives(*rectangle, -1 / total[:, 0], -1 / total[:, 1], log_p)
+    return log_p, mean + var * slope, pt.maximum(var + var**2 * curvature, 0.0)
 
 
 def slot_loglik(latent, rater, category, used, p: OrdinalParameters, lib=pt):
@@ -214,12 +229,8 @@ def unit_terms(units, p: OrdinalParameters):
     log_one, mean_one, var_one = one_rating_moments(
         mean[one], var[one], lower, upper, p.error_var(units.single_rater[:, 0])
     )
-    m_two = mean[two]
-    log_two = pair_loglik(m_two, var[two], units.pair_rater, units.pair_category, p)
-    slope = pt.grad(log_two.sum(), m_two)  # d/dm log p(H | M): diagonal, one unit each
-    curvature = pt.grad(slope.sum(), m_two)
-    means = [mean_one, m_two + var[two] * slope]
-    variances = [var_one, pt.maximum(var[two] + var[two] ** 2 * curvature, 0.0)]
+    log_two, mean_two, var_two = pair_terms(mean[two], var[two], units.pair_rater, units.pair_category, p)
+    means, variances = [mean_one, mean_two], [var_one, var_two]
     total = pt.sum(count * log_system) + pt.sum(count[one] * log_one) + pt.sum(count[two] * log_two)
     if units.multi.size:
         log_more, mean_more, var_more = _multi_terms(mean[more], var[more], units, p)
