@@ -29,7 +29,10 @@ Likelihood of a response, :math:`p(M_i)\,p(H_i \mid M_i)`, with no latent left f
   scaled per unit at the combined one-rating conditionals (natural parameters added, the prior
   counted once), held constant in the gradient.
 
-Responses are pooled into units (:mod:`bayes_raters.ctt.ordinal_units`). PRMSE per draw is
+Responses are pooled into units (:mod:`bayes_raters.ctt.ordinal_units`); with one system, rating
+patterns with many units become Chebyshev pseudo-units on a grid of system scores
+(:func:`~bayes_raters.ctt.ordinal_units.on_grid`), which every function here handles as
+ordinary units with (possibly negative) counts. PRMSE per draw is
 Rao-Blackwellised as in the normal model: :math:`\sum_i [(M_{is} - E T_i)^2 + Var\,T_i]` over
 :math:`\sum_i (E T_i - \bar E)^2 + (1 - 1/N)\sum_i Var\,T_i`. Draws of :math:`T_i` are made on
 demand from the exact conditional (:func:`draw_true_scores`): for one rating, draw U from
