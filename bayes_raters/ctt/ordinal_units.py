@@ -197,10 +197,10 @@ def _pattern_rows(units: OrdinalUnits, nodes: int):
         parts = []
         for g, pattern in enumerate(patterns):
             members = np.flatnonzero(which.ravel() == g)
-            if members.size <= nodes:  # as cheap exactly: keep the units
+            low, high = score[members].min(), score[members].max()
+            if members.size <= nodes or not high > low:  # as cheap exactly: keep the units
                 parts.append((rater[members], category[members], count[members], score[members]))
                 continue
-            low, high = score[members].min(), score[members].max()
             grid = chebyshev_points(low, high, nodes)
             weight = np.zeros(nodes)
             for chunk in np.array_split(members, max(1, members.size // 50_000)):
