@@ -187,22 +187,21 @@ def test_barycentric_weights_reproduce_polynomials_and_nodes():
 
 
 def test_default_sampler_is_nutpie_and_repeats_its_draws():
-    """The ordinal model's default sampler (nutpie, low-rank adaptation, chains in threads)
-    converges at the default settings (2,000 responses; measured over seeds 7-9 at half the
-    draws: max R-hat 1.004-1.008, min bulk ESS 1,929-2,480, tail 1,188-1,246), and gives the
-    same draws for the same seed whatever the thread count."""
+    """The ordinal model's default sampler is nutpie (low-rank adaptation, chains in threads),
+    and the same seed gives the same draws whatever the thread count. That the default
+    converges is checked at full length by the CLI test (``--observation ordinal``: R-hat < 1.01,
+    ESS > 400); measured here at 2 x (1,000 + 1,000) over seeds 7-9: max R-hat 1.004-1.008,
+    min bulk ESS 1,929-2,480, tail 1,188-1,246."""
     import warnings
 
     from bayes_raters.ctt import fit_true_score_model
     from bayes_raters.errors import ConvergenceWarning
 
     ratings, system = _many(2000, 0.5, 0.5, seed=8)
-    settings = {"observation": "ordinal", "score_range": (1, 6), "random_seed": 7}
-    fit = fit_true_score_model(ratings, system, **settings)
-    assert fit.posterior.attrs["nuts_sampler"] == "nutpie"
-    assert bool(fit.convergence()["converged"].all())
+    settings = {"observation": "ordinal", "score_range": (1, 6), "random_seed": 7, "draws": 100, "tune": 100}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # 100 draws: enough to compare, not to converge
-        short = [fit_true_score_model(ratings, system, cores=c, draws=100, tune=100, **settings) for c in (1, 2)]
+        short = [fit_true_score_model(ratings, system, cores=c, **settings) for c in (1, 2)]
+    assert short[0].posterior.attrs["nuts_sampler"] == "nutpie"
     for name in ("prmse", "sigma_e", "mu"):
         np.testing.assert_array_equal(short[0].posterior[name].values, short[1].posterior[name].values)
