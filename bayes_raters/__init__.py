@@ -38,6 +38,7 @@ from bayes_raters.errors import (
     ConvergenceWarning,
     InsufficientDataError,
     InvalidInputError,
+    QuadratureWarning,
     SmallSampleWarning,
 )
 
@@ -53,6 +54,7 @@ __all__ = [
     "ConvergenceWarning",
     "InsufficientDataError",
     "InvalidInputError",
+    "QuadratureWarning",
     "SmallSampleWarning",
     "__version__",
     "degradation",

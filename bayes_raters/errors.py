@@ -35,5 +35,9 @@ class SmallSampleWarning(BayesRatersWarning):
     which signals that the double-scored sample is too small to estimate it."""
 
 
+class QuadratureWarning(BayesRatersWarning):
+    """Integrating a latent out by quadrature stayed less accurate than its tolerance."""
+
+
 class ConvergenceWarning(BayesRatersWarning):
     """The chains behind a fitted result did not converge (R-hat, ESS or divergences)."""

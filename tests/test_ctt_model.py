@@ -31,6 +31,7 @@ from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, v
 matplotlib.use("Agg")
 FIT = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
 FIT_LONG = {**FIT, "draws": 2500, "tune": 1500}  # small, noisy data sets mix more slowly
+ORDINAL_FIT = {"draws": 1500, "tune": 1000, "chains": 2}  # the ordinal default: nutpie, chains on 2 threads
 
 
 def _normal_data(seed, n=600, raters=8, offsets=None, sds=None, per_response=2, sigma_t=0.7, system_sd=0.4):
@@ -275,7 +276,7 @@ def test_ordinal_observation_recovers_the_latent_scale():
     ratings = double_scored_subset(data, ("h_3", "h_4"), 300, random_seed=62)  # 'moderate': sd 0.60
     systems = system_scores_to_long(data, ["sys_4"])
     result = fit_true_score_model(
-        ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=63, **{**FIT, "draws": 3000, "tune": 1500}
+        ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=63, **ORDINAL_FIT
     )
     posterior = result.posterior.sel(system="sys_4")
     low, high = np.quantile(posterior["sigma_e"].values, [0.05, 0.95])
@@ -383,7 +384,7 @@ def test_estimated_cutpoints_recover_uneven_planted_cutpoints():
     systems = pd.DataFrame({"response": np.arange(n), "system": "m", "score": true + rng.normal(0, 0.4, n)})
     result = fit_true_score_model(
         ratings, systems, observation="ordinal", score_range=(1, 6), cutpoints="estimated",
-        random_seed=72, **{**FIT, "draws": 3000, "tune": 1500},
+        random_seed=72, **ORDINAL_FIT,
     )
     cut = result.posterior["cutpoints"].sel(system="m")
     low, high = cut.quantile([0.01, 0.99], ("chain", "draw")).values

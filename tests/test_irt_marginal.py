@@ -93,6 +93,7 @@ def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
     assert posterior["theta"].dims == ("chain", "draw", "respondent")
     assert posterior.attrs["method"] == "marginal" and posterior.attrs["nuts_sampler"] == "pymc"
     assert posterior.attrs["theta_mh_acceptance"] > 0.9
+    assert posterior.attrs["quadrature_error"] < 1e-6 and posterior.attrs["quadrature_nodes"] == 55  # rule_for(8): no refit
     log_lik = result.idata["log_likelihood"]["answers"]
     assert log_lik.dims == ("chain", "draw", "respondent") and np.all(np.asarray(log_lik) < 0)
     assert "observed_data" in result.idata.children
@@ -146,3 +147,91 @@ def test_target_accept_reaches_every_sampler(monkeypatch):
         idata, _ = sample_model(irt, draws=50, tune=50, nuts_sampler="nutpie", target_accept=0.97, random_seed=1, what="test")
     assert seen["target_accept"] == 0.97
     assert idata["posterior"].attrs["nuts_sampler"] == "nutpie"
+
+
+def _scipy_marginal(y, a, b) -> float:
+    """log int prod_j p(y_j | theta) phi(theta) dtheta by scipy quad (rel. tol 1e-13), centred at the mode."""
+    grid = np.linspace(-12, 12, 24001)
+    log_f = (np.outer(grid, a) * y - a * b * y - np.logaddexp(0.0, np.outer(grid, a) - a * b)).sum(1) + stats.norm.logpdf(grid)
+    mode, top = grid[np.argmax(log_f)], log_f.max()
+
+    def density(t):
+        eta = a * (t - b)
+        return np.exp((y * eta - np.logaddexp(0.0, eta)).sum() + stats.norm.logpdf(t) - top)
+
+    value, _ = integrate.quad(density, mode - 10, mode + 10, points=[mode], epsabs=0, epsrel=1e-13, limit=1000)
+    return float(np.log(value) + top)
+
+
+@pytest.mark.parametrize("steepness", [1.0, 2.5])
+def test_score_grid_is_accurate_to_1e6_on_hard_cases(steepness):
+    """Complete 2PL patterns through the weighted-score grid (2 knots per item), 100 items, true
+    ability -4 to 4, all right, all wrong. With a ~ LogNormal(0, 0.5) against scipy's quadrature
+    to 1e-6 per unit; with items 2.5 times steeper (mean a 2.9, up to 6.8) against the same
+    nodes summed directly (the grid's own error: the nodes themselves then need the finer rule
+    of ``test_steep_items_get_a_finer_rule``). One knot per item misses 1e-6 there, so the knot
+    count is measured, not padded."""
+    from bayes_raters.irt.marginal import KNOTS_PER_ITEM, node_loglik, score_grid_loglik
+    from bayes_raters.quadrature import marginal_loglik, rule_for
+
+    rng = np.random.default_rng(0)
+    a, b = steepness * rng.lognormal(0, 0.5, 100), rng.normal(0, 1.2, 100)
+    thetas = np.repeat([-4.0, -2.0, 0.0, 2.0, 4.0], 4)
+    y = (rng.random((len(thetas), 100)) < 1 / (1 + np.exp(-a * (thetas[:, None] - b)))).astype(float)
+    y = np.vstack([y, np.ones(100), np.zeros(100)])
+    rule = rule_for(100)
+    if steepness == 1:
+        reference = np.array([_scipy_marginal(row, a, b) for row in y])
+    else:
+        table = node_loglik(y, np.ones_like(y), a, b, 0 * a, 0 * a + 1, rule.nodes, logistic=True, complete=True, lib=np)
+        reference = marginal_loglik(table, rule.log_weights)
+    grid = score_grid_loglik(y, a, b, rule.nodes, rule.log_weights, KNOTS_PER_ITEM * 100, lib=np)
+    assert np.abs(grid - reference).max() < 1e-6
+    coarse = score_grid_loglik(y, a, b, rule.nodes, rule.log_weights, 100, lib=np)
+    if steepness > 1:
+        assert np.abs(coarse - reference).max() > 1e-6
+
+
+def test_complete_2pl_model_uses_the_score_grid_and_matches_the_integral():
+    """300 respondents x 8 items, complete: the model goes through the weighted-score grid
+    (far more patterns than knots) and its likelihood term still equals scipy's integral to
+    1e-6 per respondent; with 10% missing answers it does not use the grid."""
+    from bayes_raters.irt.marginal import uses_score_grid
+
+    table = validate_responses(simulate_responses(300, 8, random_seed=4)[0])
+    _, answered, _, _ = answer_patterns(table, pd.unique(table["respondent"]), pd.unique(table["item"]))
+    assert uses_score_grid("2pl", answered) and not uses_score_grid("3pl", answered)
+    gappy = validate_responses(simulate_responses(300, 8, missing=0.1, random_seed=4)[0])
+    assert not uses_score_grid("2pl", answer_patterns(gappy, pd.unique(gappy["respondent"]), pd.unique(gappy["item"]))[1])
+    irt = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=False)
+    rng = np.random.default_rng(5)
+    point = {v.name: rng.normal(0, 0.5, size=np.shape(value)) for v, value in zip(irt.value_vars, irt.initial_point().values())}
+    outputs = irt.replace_rvs_by_values([irt["marginal_loglik"], irt["a"], irt["b"]])
+    potential, a, b = irt.compile_fn(outputs, inputs=irt.value_vars, on_unused_input="ignore")(point)
+    items = list(irt.coords["item"])
+    wide = table.pivot(index="respondent", columns="item", values="correct")[items].to_numpy(float)
+    total = sum(_scipy_marginal(row, a, b) for row in wide)
+    assert abs(float(potential) - total) < 1e-6 * len(wide)
+
+
+def test_steep_items_get_a_finer_rule():
+    """Items 2.5 times steeper than LogNormal(0, 0.5) (a up to 6.8) sharpen the conditional of
+    theta beyond what rule_for's spacing resolves: quadrature_error (rule against half the
+    spacing, at posterior draws) sees it, and two halvings bring it below 1e-6, as the refit in
+    fit_irt does."""
+    import xarray as xr
+
+    from bayes_raters.irt.marginal import QUADRATURE_TOLERANCE, default_rule, finer_rule, quadrature_error
+
+    rng = np.random.default_rng(8)
+    a, b, theta = 2.5 * rng.lognormal(0, 0.5, 30), rng.normal(0, 1, 30), rng.normal(0, 1, 400)
+    y = (rng.random((400, 30)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(int)
+    table = validate_responses(pd.DataFrame(
+        {"respondent": np.repeat(np.arange(400), 30), "item": np.tile([f"i{j:02d}" for j in range(30)], 400), "correct": y.ravel()}
+    ))
+    irt = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=False)
+    draws = {name: (("chain", "draw", "item"), np.broadcast_to(value, (1, 2, 30))) for name, value in (("a", a), ("b", b))}
+    posterior = xr.Dataset(draws, coords={"item": [f"i{j:02d}" for j in range(30)]})
+    rule = default_rule(irt["pattern_answered"].get_value())
+    assert quadrature_error(posterior, irt, "2pl", rule) > 1e-4
+    assert quadrature_error(posterior, irt, "2pl", finer_rule(finer_rule(rule))) < QUADRATURE_TOLERANCE

@@ -13,7 +13,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError
+from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.diagnostics import (
     PARAMETERS,
     empirical_reliability,
@@ -22,7 +22,14 @@ from bayes_raters.irt.diagnostics import (
     item_parameters,
     posterior_predictive_item_fit,
 )
-from bayes_raters.irt.marginal import build_marginal_from_table, conditional_abilities
+from bayes_raters.irt.marginal import (
+    QUADRATURE_TOLERANCE,
+    build_marginal_from_table,
+    conditional_abilities,
+    default_rule,
+    finer_rule,
+    quadrature_error,
+)
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
@@ -320,12 +327,12 @@ def fit_irt(
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
     else:
-        irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
-        idata, report = sample_model(irt, what=f"IRT {model} (marginal)", **settings)
+        irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, settings)
         posterior = idata["posterior"].to_dataset()
-        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, random_seed=_theta_seed(random_seed))
+        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed))
         posterior = posterior.assign(theta=theta)
-        posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance)
+        posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance,
+                               quadrature_nodes=len(rule), quadrature_error=error)
         groups = {"log_likelihood": log_lik.to_dataset()}
     posterior.attrs.update(idata["posterior"].attrs, method=method)
     tree = xr.DataTree.from_dict(
@@ -337,6 +344,34 @@ def fit_irt(
         }
     )
     return IRTResult(tree, model, table, report, n_options, hierarchical, method)
+
+
+def _sample_marginal(table, model, n_options, hierarchical, settings, refinements: int = 2):
+    """Sample the marginal model; if the quadrature's error at the posterior exceeds
+    :data:`QUADRATURE_TOLERANCE` (steep items, :func:`quadrature_error`), rebuild with half the
+    node spacing and sample again, up to ``refinements`` times, then warn. Returns
+    ``(model, idata, report, rule, error)``."""
+    rule = None
+    for attempt in range(refinements + 1):
+        irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical, rule=rule)
+        rule = rule or default_rule(irt["pattern_answered"].get_value())
+        with warnings.catch_warnings(record=True) as caught:  # only the kept fit's warnings reach the user
+            warnings.simplefilter("always")
+            idata, report = sample_model(irt, what=f"IRT {model} (marginal)", **settings)
+        error = quadrature_error(idata["posterior"].to_dataset(), irt, model, rule)
+        if error <= QUADRATURE_TOLERANCE or attempt == refinements:
+            break
+        rule = finer_rule(rule)
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if error > QUADRATURE_TOLERANCE:
+        warnings.warn(
+            f"the quadrature over theta is still off by {error:.1e} per respondent with {len(rule)} nodes "
+            "(very steep items); the marginal posterior may be slightly off. method='joint' avoids quadrature.",
+            QuadratureWarning,
+            stacklevel=3,
+        )
+    return irt, idata, report, rule, error
 
 
 def _theta_seed(random_seed) -> np.random.Generator:

@@ -37,7 +37,7 @@ import xarray as xr
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
 from bayes_raters.irt.model import centred_items, item_priors, option_count
-from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for
+from bayes_raters.quadrature import QuadratureRule, _logsumexp, draw_conditional, marginal_loglik, rule_for, trapezoid_rule
 
 
 def answer_patterns(table: pd.DataFrame, respondents, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -78,13 +78,93 @@ def node_loglik(correct, answered, a, b, c, d, nodes, *, logistic: bool, complet
     return lib.dot(correct, log_p) + wrong
 
 
-def point_loglik(correct, answered, a, b, c, d, theta, *, logistic: bool) -> np.ndarray:
-    """Log-likelihood of each row's answers at its own ability ``theta`` (NumPy; rows, items)."""
+def _softplus(x: np.ndarray) -> np.ndarray:
+    r""":math:`\log(1 + e^x)` in place of ``x`` as :math:`\max(x, 0) + \log(1 + e^{-|x|})`
+    (2.6x faster than ``np.logaddexp(0, x)`` on 2,000 x 100, same to 1e-15)."""
+    positive = np.maximum(x, 0.0)
+    np.abs(x, out=x)
+    np.negative(x, out=x)
+    np.exp(x, out=x)
+    np.log1p(x, out=x)
+    x += positive
+    return x
+
+
+def point_loglik(correct, answered, a, b, c, d, theta, *, logistic: bool, linear=None) -> np.ndarray:
+    r"""Log-likelihood of each row's answers at its own ability ``theta`` (NumPy; rows, items).
+    For the 1PL/2PL the answer term is :math:`\theta_i S_i - C_i`, :math:`S_i = \sum_j y_{ij} a_j`,
+    :math:`C_i = \sum_j y_{ij} a_j b_j`; pass ``linear=(S, C)`` to reuse them across calls."""
     eta = a * (theta[:, None] - b)
     if logistic:
-        return (correct * eta - answered * np.logaddexp(0.0, eta)).sum(axis=1)
+        score, offset = (correct @ a, correct @ (a * b)) if linear is None else linear
+        return theta * score - offset - np.einsum("ij,ij->i", answered, _softplus(eta))
     log_p, log_q = _sigmoid_logs(eta, c, d, np)
     return (correct * log_p + (answered - correct) * log_q).sum(axis=1)
+
+
+#: Knots per item of the weighted-score grid (:func:`score_grid_loglik`): spacing mean(a) / 2.
+KNOTS_PER_ITEM = 2
+
+
+def quintic_hermite_basis(t):
+    r"""The six quintic Hermite basis polynomials on :math:`t \in [0, 1]`: weights of
+    :math:`g_0, h g'_0, h^2 g''_0, g_1, h g'_1, h^2 g''_1` in the interpolant of a cell of width
+    :math:`h` (value, first and second derivative match at both ends; error
+    :math:`\le h^6 \max|g^{(6)}| / 46080`)."""
+    t2 = t * t
+    t3 = t2 * t
+    t4, t5 = t3 * t, t3 * t2
+    return (
+        1 - 10 * t3 + 15 * t4 - 6 * t5,
+        t - 6 * t3 + 8 * t4 - 3 * t5,
+        0.5 * (t2 - 3 * t3 + 3 * t4 - t5),
+        10 * t3 - 15 * t4 + 6 * t5,
+        -4 * t3 + 7 * t4 - 3 * t5,
+        0.5 * (t3 - 2 * t4 + t5),
+    )
+
+
+def score_grid_loglik(correct, a, b, nodes, log_weights, n_knots: int, lib=pt):
+    r"""Log marginal of complete 1PL/2PL patterns through their weighted score (module docstring).
+
+    With every item answered, :math:`\ell_p(\theta) = \theta S_p - C_p - F(\theta)` with
+    :math:`S_p = \sum_j y_{pj} a_j`, :math:`C_p = \sum_j y_{pj} a_j b_j` and one
+    :math:`F(\theta) = \sum_j \log(1 + e^{a_j(\theta - b_j)})` for all patterns, so
+    :math:`\log p(y_p) = g(S_p) - C_p` with
+    :math:`g(S) = \log \sum_q w_q e^{\theta_q S - F(\theta_q)}`, a smooth convex function whose
+    derivatives are the moments of the conditional of :math:`\theta`: :math:`g' = E(\theta)`,
+    :math:`g'' = \mathrm{Var}(\theta)`. ``g``, ``g'``, ``g''`` are computed by quadrature at
+    ``n_knots + 1`` equally spaced scores :math:`S_k` on :math:`[0, \sum_j a_j]` (all wrong to
+    all right), and :math:`g(S_p)` by quintic Hermite interpolation (:func:`quintic_hermite_basis`).
+    The cost is knots x nodes instead of patterns x nodes. ``correct``: (patterns, items).
+    """
+    eta = a[:, None] * (nodes[None, :] - b[:, None])
+    spread = (pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)).sum(axis=0)
+    h = a.sum() / n_knots
+    table = (h * np.arange(n_knots + 1))[:, None] * nodes[None, :] - spread[None, :] + log_weights[None, :]
+    if lib is pt:
+        g = pt.logsumexp(table, axis=1)
+    else:
+        g = _logsumexp(table, axis=1)
+    weights = lib.exp(table - g[:, None])
+    mean = lib.dot(weights, nodes)
+    var = lib.dot(weights, nodes**2) - mean**2
+    position = lib.dot(correct, a) / h
+    cell = lib.clip(lib.floor(position), 0, n_knots - 1)
+    cell = pt.cast(cell, "int64") if lib is pt else cell.astype(int)
+    basis = quintic_hermite_basis(position - cell)
+    interpolated = (
+        basis[0] * g[cell] + basis[1] * h * mean[cell] + basis[2] * h**2 * var[cell]
+        + basis[3] * g[cell + 1] + basis[4] * h * mean[cell + 1] + basis[5] * h**2 * var[cell + 1]
+    )
+    return interpolated - lib.dot(correct, a * b)
+
+
+def uses_score_grid(model: str, answered: np.ndarray) -> bool:
+    """Whether the likelihood goes through :func:`score_grid_loglik`: a 1PL/2PL, every pattern
+    complete, and more than twice as many patterns as knots (else the direct sum is cheaper)."""
+    n_knots = KNOTS_PER_ITEM * answered.shape[1]
+    return model in ("1pl", "2pl") and bool(answered.all()) and len(answered) > 2 * (n_knots + 1)
 
 
 def build_marginal_from_table(
@@ -107,14 +187,53 @@ def build_marginal_from_table(
         a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred_items(table))
         logistic = model in ("1pl", "2pl")
         d_vec = d if model == "4pl" else pt.ones(len(items))  # indexed by item in the 3PL's form
-        table_q = node_loglik(y, m, a, b, c, d_vec, nodes, logistic=logistic, complete=bool(answered.all()))
-        pm.Potential("marginal_loglik", (n * marginal_loglik(table_q, rule.log_weights)).sum())
+        if uses_score_grid(model, answered):
+            per_pattern = score_grid_loglik(y, a, b, nodes, rule.log_weights, KNOTS_PER_ITEM * len(items))
+        else:
+            table_q = node_loglik(y, m, a, b, c, d_vec, nodes, logistic=logistic, complete=bool(answered.all()))
+            per_pattern = marginal_loglik(table_q, rule.log_weights)
+        pm.Potential("marginal_loglik", (n * per_pattern).sum())
     return irt
 
 
 def default_rule(answered: np.ndarray) -> QuadratureRule:
     """The quadrature rule for these patterns: :func:`rule_for` the most answers any pattern has."""
     return rule_for(int(answered.sum(axis=1).max()))
+
+
+#: Largest accepted quadrature error of a unit's log marginal (:func:`quadrature_error`).
+QUADRATURE_TOLERANCE = 1e-6
+
+
+def finer_rule(rule: QuadratureRule) -> QuadratureRule:
+    """The trapezoid rule with half the spacing on the same interval."""
+    return trapezoid_rule(2 * len(rule) - 1, float(rule.nodes[-1]))
+
+
+def quadrature_error(posterior: xr.Dataset, irt: pm.Model, model: str, rule: QuadratureRule, n_draws: int = 10) -> float:
+    r"""Largest error of a pattern's log marginal over ``n_draws`` posterior draws (evenly spaced):
+    the rule against the rule with half the spacing (the trapezoid error falls geometrically with
+    the spacing, so the difference estimates the coarser rule's error), plus, where the model
+    uses it, the weighted-score grid against the direct sum. ``rule_for`` assumes
+    discriminations near 1; steep items (a above about 3) sharpen the conditional of
+    :math:`\theta` beyond what its spacing resolves (100 items 2.5 times steeper than
+    LogNormal(0, 0.5): error 4.5e-3 per unit), and this check catches it."""
+    correct, answered = (irt[name].get_value() for name in ("pattern_correct", "pattern_answered"))
+    a, b, c, d = _item_draws(posterior, list(irt.coords["item"]))
+    logistic, complete, fine = model in ("1pl", "2pl"), bool(answered.all()), finer_rule(rule)
+    grid = uses_score_grid(model, answered)
+    worst = 0.0
+    for s in np.unique(np.linspace(0, len(a) - 1, n_draws).astype(int)):
+        def direct(r, s=s):
+            table = node_loglik(correct, answered, a[s], b[s], c[s], d[s], r.nodes, logistic=logistic, complete=complete, lib=np)
+            return marginal_loglik(table, r.log_weights)
+        coarse = direct(rule)
+        worst = max(worst, float(np.abs(coarse - direct(fine)).max()))
+        if grid:
+            knots = KNOTS_PER_ITEM * correct.shape[1]
+            on_grid = score_grid_loglik(correct, a[s], b[s], rule.nodes, rule.log_weights, knots, lib=np)
+            worst = max(worst, float(np.abs(on_grid - coarse).max()))
+    return worst
 
 
 def _item_draws(posterior: xr.Dataset, items) -> tuple[np.ndarray, ...]:
@@ -147,8 +266,10 @@ def conditional_abilities(
         table = node_loglik(correct, answered, a[s], b[s], c[s], d[s], rule.nodes, logistic=logistic, complete=complete, lib=np)
         log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
 
-        def exact(z, s=s):
-            return point_loglik(rows_y, rows_m, a[s], b[s], c[s], d[s], z, logistic=logistic)
+        linear = (rows_y @ a[s], rows_y @ (a[s] * b[s])) if logistic else None
+
+        def exact(z, s=s, linear=linear):
+            return point_loglik(rows_y, rows_m, a[s], b[s], c[s], d[s], z, logistic=logistic, linear=linear)
 
         theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
         accepted.append(rate)
