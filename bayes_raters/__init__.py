@@ -39,6 +39,7 @@ from bayes_raters.errors import (
     InsufficientDataError,
     InvalidInputError,
     QuadratureWarning,
+    RoundingWarning,
     SmallSampleWarning,
 )
 
@@ -55,6 +56,7 @@ __all__ = [
     "InsufficientDataError",
     "InvalidInputError",
     "QuadratureWarning",
+    "RoundingWarning",
     "SmallSampleWarning",
     "__version__",
     "degradation",

@@ -35,6 +35,10 @@ class SmallSampleWarning(BayesRatersWarning):
     which signals that the double-scored sample is too small to estimate it."""
 
 
+class RoundingWarning(BayesRatersWarning):
+    """Integer ratings whose disagreement is mostly rounding: the normal model is biased there."""
+
+
 class QuadratureWarning(BayesRatersWarning):
     """Integrating a latent out by quadrature stayed less accurate than its tolerance."""
 

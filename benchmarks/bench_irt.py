@@ -26,6 +26,7 @@ from pathlib import Path
 
 import arviz as az
 import numpy as np
+import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
@@ -74,6 +75,7 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
                     f"{'; warned' if caught else ''}",
                     flush=True,
                 )
+    print(iid_r_hat_reference(2 * n_items, 2, draws), flush=True)
     import girth
 
     wide = answers.pivot(index="item", columns="respondent", values="correct").loc[items]
@@ -85,6 +87,19 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
         f"{_corr(mml['Discrimination'], truth['a']):.3f}, corr(b) {_corr(mml['Difficulty'], truth['b']):.3f}",
         flush=True,
     )
+
+
+def iid_r_hat_reference(n_parameters: int, chains: int, draws: int, repeats: int = 50) -> str:
+    """Max R-hat over ``n_parameters`` of independent normal draws (what perfect sampling gives
+    with this many chains and draws): median and 90th percentile over ``repeats`` replications."""
+    rng = np.random.default_rng(0)
+    values = [
+        float(az.rhat(xr.Dataset({"x": (("chain", "draw", "k"), rng.normal(size=(chains, draws, n_parameters)))}))["x"].max())
+        for _ in range(repeats)
+    ]
+    return (f"iid reference: max R-hat over {n_parameters} parameters of {chains} x {draws} independent draws: "
+            f"median {np.median(values):.4f}, 90th percentile {np.quantile(values, 0.9):.4f}, "
+            f"share above 1.01 {np.mean(np.array(values) > 1.01):.2f} ({repeats} replications)")
 
 
 def gradient_cost(n_respondents: int, n_items: int, method: str = "joint", repeats: int = 20) -> None:

@@ -205,3 +205,29 @@ def test_default_sampler_is_nutpie_and_repeats_its_draws():
     assert short[0].posterior.attrs["nuts_sampler"] == "nutpie"
     for name in ("prmse", "sigma_e", "mu"):
         np.testing.assert_array_equal(short[0].posterior[name].values, short[1].posterior[name].values)
+
+
+def test_integer_ratings_from_close_raters_point_to_the_ordinal_model():
+    """'high' raters of the Loukina design (within-response variance about 0.13) get a
+    RoundingWarning whose advice names both the Python keywords and the CLI flags; 'average'
+    raters (about 0.29), non-integer ratings and too few double-scored responses do not."""
+    import warnings
+
+    from bayes_raters import RoundingWarning
+    from bayes_raters.ctt import double_scored_subset, simulate_dataset
+    from bayes_raters.ctt.posterior import ROUNDING_VARIANCE, warn_if_rounding_dominates
+
+    data = simulate_dataset(2000, raters_per_category=2, systems_per_category=1, random_seed=1)
+    high = double_scored_subset(data, ("h_7", "h_8"), 1000, random_seed=1)
+    with pytest.warns(RoundingWarning, match="observation='ordinal', score_range=") as caught:
+        pooled = warn_if_rounding_dominates(high)
+    assert "--observation ordinal --score-range" in str(caught[0].message)
+    assert 0.1 < pooled < ROUNDING_VARIANCE
+    average = double_scored_subset(data, ("h_5", "h_6"), 1000, random_seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RoundingWarning)
+        assert ROUNDING_VARIANCE < warn_if_rounding_dominates(average) < 0.4
+        assert warn_if_rounding_dominates(high.assign(score=high["score"] + 0.25)) is None  # not integers
+        double = high.groupby("response")["rater"].transform("size") == 2
+        few = high[~double | high["response"].isin(high.loc[double, "response"].unique()[:20])]
+        assert warn_if_rounding_dominates(few) is None  # 20 double-scored responses: not judged

@@ -75,10 +75,15 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
     for var in irt.free_RVs + irt.deterministics + list(irt.data_vars):
         if var.ndim:
             assert irt.named_vars_to_dims.get(var.name), var.name
-    for n, names in ((300, {"b_z", "log_a_z"}), (350, {"b", "log_a_z"}), (600, {"b", "log_a"})):  # b from 330, log a from 500
+    # b centred from 330 answers per item, log a from 500: then the items' mean and deviations
+    centred = {name: {f"{name}_mean", f"{name}_dev"} for name in ("b", "log_a")}
+    non_centred = {name: {f"{name}_mu", f"{name}_z"} for name in ("b", "log_a")}
+    for n, kinds in ((300, (non_centred, non_centred)), (350, (centred, non_centred)), (600, (centred, centred))):
         big, _ = simulate_responses(n, 4, random_seed=4)
         irt = build_marginal_from_table(validate_responses(big), "2pl", n_options=None, hierarchical=True)
-        assert {v.name for v in irt.free_RVs} == {"b_mu", "b_sigma", "log_a_mu", "log_a_sigma"} | names
+        expected = {"b_sigma", "log_a_sigma"} | kinds[0]["b"] | kinds[1]["log_a"]
+        assert {v.name for v in irt.free_RVs} == expected
+        assert {"a", "b"} <= {v.name for v in irt.deterministics}
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +152,33 @@ def test_target_accept_reaches_every_sampler(monkeypatch):
         idata, _ = sample_model(irt, draws=50, tune=50, nuts_sampler="nutpie", target_accept=0.97, random_seed=1, what="test")
     assert seen["target_accept"] == 0.97
     assert idata["posterior"].attrs["nuts_sampler"] == "nutpie"
+
+
+def test_parallel_chains_get_their_share_of_blas_threads(monkeypatch):
+    """While chains run in parallel, BLAS gets the machine's cores shared out (one thread per
+    chain on 2 cores), because PyMC's blas_cores is ignored under fork and nutpie's chains are
+    threads; one chain at a time leaves BLAS alone."""
+    import os
+
+    import pymc as pm
+    from threadpoolctl import threadpool_info
+
+    from bayes_raters.sampling import blas_threads
+
+    cpus = os.cpu_count()
+    assert blas_threads(2, 1) is None and blas_threads(1, 4) is None
+    assert blas_threads(2, 2) == max(1, cpus // 2) and blas_threads(4, 8) == max(1, cpus // 4)
+    seen = []
+
+    def fake_sample(**kwargs):
+        seen.append({info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"})
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(pm, "sample", fake_sample)
+    irt = build_marginal_from_table(validate_responses(simulate_responses(50, 4, random_seed=8)[0]), "1pl", n_options=None, hierarchical=False)
+    with pytest.raises(RuntimeError, match="stop here"):
+        sample_model(irt, chains=2, cores=2, what="test")
+    assert seen[0] == {max(1, cpus // 2)}
 
 
 def _scipy_marginal(y, a, b) -> float:

@@ -33,7 +33,7 @@ from scipy import stats
 from bayes_raters.agreement import degradation, pearson_r, quadratic_weighted_kappa, r2_score
 from bayes_raters.ctt.prmse import prmse_true
 from bayes_raters.ctt.simulate import RATER_ERROR_SDS, SYSTEM_R2, simulate_dataset
-from bayes_raters.errors import InvalidInputError, SmallSampleWarning
+from bayes_raters.errors import InvalidInputError, RoundingWarning, SmallSampleWarning
 
 CATEGORIES = tuple(RATER_ERROR_SDS)
 SYSTEM_CATEGORIES = tuple(SYSTEM_R2)
@@ -243,7 +243,7 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
             "observation": config.bayes_observation,
             "true_prmse": true_prmse, "closed_form": row["closed_form"], "posterior_mean": row["mean"],
             "lower": row["lower"], "upper": row["upper"], "r_hat": row["r_hat"], "converged": bool(row["converged"]),
-            "warnings": len([w for w in caught if not issubclass(w.category, SmallSampleWarning)]),
+            "warnings": len([w for w in caught if not issubclass(w.category, (SmallSampleWarning, RoundingWarning))]),
             "seconds": time.perf_counter() - started,
         }]
     )

@@ -19,7 +19,10 @@ respondents are 32 patterns). The integral is the quadrature of the engine with 
 (:math:`m_{pj} = 1` where item j was answered). For the 1PL/2PL it is linear in the ability:
 :math:`\ell_{pq} = \theta_q \sum_j y_{pj} a_j - \sum_j y_{pj} a_j b_j - \sum_j m_{pj}
 \log(1 + e^{a_j(\theta_q - b_j)})`, so a gradient costs patterns x items (one matrix-vector
-product) plus patterns x nodes, instead of patterns x items x nodes.
+product) plus patterns x nodes, instead of patterns x items x nodes. When every pattern is
+complete, the softplus term is the same for all and a pattern enters only through its weighted
+score :math:`S_p = \sum_j y_{pj} a_j`; :func:`score_grid_loglik` then interpolates the log
+marginal over a grid of scores, so the cost no longer grows with the number of patterns.
 
 After sampling, each respondent's :math:`\theta` is drawn from its exact conditional given
 every posterior draw (:func:`bayes_raters.quadrature.draw_conditional`), and the pointwise
