@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
 from bayes_raters import InvalidInputError
 from bayes_raters.errors import ConvergenceWarning
@@ -226,15 +226,16 @@ def test_score_grid_is_accurate_to_1e6_on_hard_cases(steepness):
 
 
 def test_complete_2pl_model_uses_the_score_grid_and_matches_the_integral():
-    """300 respondents x 8 items, complete: the model goes through the weighted-score grid
+    """900 respondents x 16 items, complete: the model goes through the weighted-score grid
     (far more patterns than knots) and its likelihood term still equals scipy's integral to
-    1e-6 per respondent; with 10% missing answers it does not use the grid."""
+    1e-6 per respondent; with 10% missing answers, or LSAT7's 32 patterns, it does not."""
     from bayes_raters.irt.marginal import uses_score_grid
 
-    table = validate_responses(simulate_responses(300, 8, random_seed=4)[0])
+    table = validate_responses(simulate_responses(900, 16, random_seed=4)[0])
     _, answered, _, _ = answer_patterns(table, pd.unique(table["respondent"]), pd.unique(table["item"]))
     assert uses_score_grid("2pl", answered) and not uses_score_grid("3pl", answered)
-    gappy = validate_responses(simulate_responses(300, 8, missing=0.1, random_seed=4)[0])
+    assert not uses_score_grid("2pl", np.ones((32, 5)))
+    gappy = validate_responses(simulate_responses(900, 16, missing=0.1, random_seed=4)[0])
     assert not uses_score_grid("2pl", answer_patterns(gappy, pd.unique(gappy["respondent"]), pd.unique(gappy["item"]))[1])
     irt = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=False)
     rng = np.random.default_rng(5)
@@ -243,8 +244,14 @@ def test_complete_2pl_model_uses_the_score_grid_and_matches_the_integral():
     potential, a, b = irt.compile_fn(outputs, inputs=irt.value_vars, on_unused_input="ignore")(point)
     items = list(irt.coords["item"])
     wide = table.pivot(index="respondent", columns="item", values="correct")[items].to_numpy(float)
-    total = sum(_scipy_marginal(row, a, b) for row in wide)
-    assert abs(float(potential) - total) < 1e-6 * len(wide)
+    # reference: trapezoid rule with spacing 0.005 on [-12, 12] (spectrally accurate at this
+    # sharpness), vectorised over respondents; spot-checked against scipy's quad
+    grid = np.linspace(-12, 12, 4801)
+    spread = np.logaddexp(0.0, a[:, None] * (grid - b[:, None])).sum(axis=0)
+    log_f = np.outer(wide @ a, grid) - (wide @ (a * b))[:, None] - spread + stats.norm.logpdf(grid)
+    reference = special.logsumexp(log_f, axis=1) + np.log(grid[1] - grid[0])
+    assert abs(reference[0] - _scipy_marginal(wide[0], a, b)) < 1e-10
+    assert abs(float(potential) - reference.sum()) < 1e-6 * len(wide)
 
 
 def test_steep_items_get_a_finer_rule():
