@@ -117,21 +117,20 @@ def ordinal_units(data, score_low: float, raters_matter: bool) -> OrdinalUnits:
     """Pool the responses of prepared :class:`~bayes_raters.ctt.model.TrueScoreData`."""
     category = (data.ratings["score"].to_numpy() - score_low).astype("int64")
     codes, n_uniques = _factorize_rows(_response_keys(data, category, raters_matter))
-    uniques = range(n_uniques)
     per_response = np.bincount(data.rating_response, minlength=len(codes))
-    size = np.zeros(len(uniques), "int64")
+    size = np.zeros(n_uniques, "int64")
     size[codes] = np.minimum(per_response, 3)
-    relabel = np.empty(len(uniques), "int64")
-    relabel[np.argsort(size, kind="stable")] = np.arange(len(uniques))  # singles, pairs, then more
+    relabel = np.empty(n_uniques, "int64")
+    relabel[np.argsort(size, kind="stable")] = np.arange(n_uniques)  # singles, pairs, then more
     codes = relabel[codes]
-    count = np.bincount(codes, minlength=len(uniques)).astype(float)
-    representative = np.full(len(uniques), -1)
+    count = np.bincount(codes, minlength=n_uniques).astype(float)
+    representative = np.full(n_uniques, -1)
     representative[codes[::-1]] = np.arange(len(codes))[::-1]  # first response of each unit
     is_rep = np.zeros(len(codes), bool)
     is_rep[representative] = True
     rows = pd.DataFrame({"unit": codes[data.rating_response], "rater": data.rating_rater, "category": category})
     rows = rows[is_rep[data.rating_response]].sort_values(["unit", "rater", "category"], kind="stable")
-    per_unit = rows.groupby("unit").size().reindex(np.arange(len(uniques)), fill_value=0).to_numpy()
+    per_unit = rows.groupby("unit").size().reindex(np.arange(n_uniques), fill_value=0).to_numpy()
     single, pair, multi = (np.flatnonzero(mask) for mask in (per_unit == 1, per_unit == 2, per_unit > 2))
     single_rater, single_category, _ = _slots(rows, single, 1)
     pair_rater, pair_category, _ = _slots(rows, pair, 2)
@@ -195,8 +194,9 @@ def _pattern_rows(units: OrdinalUnits, nodes: int):
         patterns, which = np.unique(key, axis=0, return_inverse=True)
         score, count = units.system_score[ids], units.count[ids]
         parts = []
-        for g, pattern in enumerate(patterns):
-            members = np.flatnonzero(which.ravel() == g)
+        which = which.ravel()
+        grouped = np.split(np.argsort(which, kind="stable"), np.cumsum(np.bincount(which, minlength=len(patterns)))[:-1])
+        for pattern, members in zip(patterns, grouped):  # members in their original order, one pass
             low, high = score[members].min(), score[members].max()
             if members.size <= nodes or not high > low:  # as cheap exactly: keep the units
                 parts.append((rater[members], category[members], count[members], score[members]))
