@@ -114,17 +114,18 @@ def check_score_range(scores: pd.Series, score_range: tuple[float, float] | None
 
 
 def validate_long(
-    table: pd.DataFrame, ids: dict[str, str], score: str, what: str
+    table: pd.DataFrame, ids: dict[str, str], score: str, what: str, score_role: str = "score"
 ) -> pd.DataFrame:
     """Validate a long table keyed by the id columns ``ids`` (canonical role -> user's
-    column name) with one numeric ``score`` per key; returns canonical columns.
+    column name) with one numeric ``score`` per key; returns canonical columns. ``score_role``
+    is the caller's keyword for the score column, named in the advice of a missing-column error.
 
     Raises :class:`InvalidInputError` for a non-frame, missing columns, no rows, missing
     ids, non-numeric, NaN or infinite scores, and repeated keys. Every long-format input
     of the package (ratings, system scores, comparisons, IRT responses) goes through here.
     """
     table = _require_frame(table, what)
-    _require_columns(table, {**ids, "score": score}, what)
+    _require_columns(table, {**ids, score_role: score}, what)
     if table.empty:
         raise InvalidInputError(f"{what}: the table has no rows.")
     out = pd.DataFrame({role: _ids(table, column, what).to_numpy() for role, column in ids.items()})

@@ -53,7 +53,7 @@ def validate_responses(
     (:class:`SmallSampleWarning`) for items everyone got right or wrong, whose
     difficulty is only bounded, not estimated.
     """
-    table = validate_long(responses, {"respondent": respondent, "item": item}, correct, "responses")
+    table = validate_long(responses, {"respondent": respondent, "item": item}, correct, "responses", score_role="correct")
     table = table.rename(columns={"score": "correct"})
     values = set(np.unique(table["correct"]))
     if not values <= {0.0, 1.0}:
