@@ -134,6 +134,16 @@ def validate_long(
     return out
 
 
+def require_varying_ratings(rated: pd.DataFrame) -> None:
+    """Raise when every human rating is the same: no true-score or error variance exists to
+    estimate (the closed form would return PRMSE = -inf)."""
+    if rated["score"].nunique() < 2:
+        raise InvalidInputError(
+            f"every human rating is {rated['score'].iloc[0]}: with constant scores there is no "
+            "true-score or error variance to estimate."
+        )
+
+
 def validate_ratings(
     ratings: pd.DataFrame,
     *,

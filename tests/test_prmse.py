@@ -188,6 +188,14 @@ def test_no_double_scored_response_raises_clear_error():
     assert 0 < prmse_true([1.8, 2.2, 4.6], humans, error_variance=0.3) < 1
 
 
+def test_constant_human_scores_raise_instead_of_minus_infinity():
+    """All ratings 3.0 gave PRMSE -inf with a warning that blamed the sample size (issue 16)."""
+    ratings = pd.DataFrame({"response": np.repeat(np.arange(50), 2), "rater": ["a", "b"] * 50, "score": 3.0})
+    systems = pd.DataFrame({"response": np.arange(50), "system": "m", "score": np.linspace(1, 5, 50)})
+    with pytest.raises(InvalidInputError, match="every human rating is 3.0"):
+        prmse_table(ratings, systems)
+
+
 def test_no_double_scored_response_in_long_table_names_the_system():
     ratings = pd.DataFrame({"response": [1, 2, 3], "rater": ["a", "b", "a"], "score": [1, 2, 3]})
     systems = pd.DataFrame({"response": [1, 2, 3], "system": "sysA", "score": [1.0, 2.0, 3.5]})

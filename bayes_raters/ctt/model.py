@@ -50,7 +50,7 @@ import pytensor.tensor as pt
 
 from bayes_raters.ctt import ordinal
 from bayes_raters.ctt.ordinal_units import on_grid, ordinal_units
-from bayes_raters.data import validate_ratings, validate_system_scores
+from bayes_raters.data import require_varying_ratings, validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -150,11 +150,7 @@ def validate_true_score_inputs(
     systems that give every response the same score.
     """
     rated = validate_ratings(ratings, response=response, rater=rater, score=score, score_range=spec.score_range)
-    if rated["score"].nunique() < 2:
-        raise InvalidInputError(
-            f"every human rating is {rated['score'].iloc[0]}: with constant scores there is no "
-            "true-score or error variance to estimate."
-        )
+    require_varying_ratings(rated)
     counts = rated.groupby("response").size()
     if spec.error_variance is None and not (counts > 1).any():
         raise InsufficientDataError(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayes_raters.data import as_float_vector, validate_ratings, validate_system_scores
+from bayes_raters.data import as_float_vector, require_varying_ratings, validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
 
 #: Loukina et al. (2020): consistent PRMSE needs about this many double-scored responses.
@@ -267,6 +267,7 @@ def prmse_table(
     ``error_variance``, ``true_score_variance``, ``mse_true`` and ``prmse``.
     """
     ratings = validate_ratings(ratings, response=response, rater=rater, score=score, score_range=score_range)
+    require_varying_ratings(ratings)
     systems = validate_system_scores(
         system_scores, ratings=ratings, response=response, system=system, score=score
     )
