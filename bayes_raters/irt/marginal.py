@@ -40,7 +40,7 @@ import xarray as xr
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
 from bayes_raters.irt.model import centred_items, item_priors, option_count
-from bayes_raters.quadrature import QuadratureRule, _logsumexp, draw_conditional, marginal_loglik, rule_for, trapezoid_rule
+from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for, trapezoid_rule
 
 
 def answer_patterns(table: pd.DataFrame, respondents, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -142,13 +142,10 @@ def score_grid_loglik(correct, a, b, nodes, log_weights, n_knots: int, lib=pt):
     The cost is knots x nodes instead of patterns x nodes. ``correct``: (patterns, items).
     """
     eta = a[:, None] * (nodes[None, :] - b[:, None])
-    spread = (pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)).sum(axis=0)
+    spread = (pt.softplus(eta) if lib is pt else _softplus(eta)).sum(axis=0)
     h = a.sum() / n_knots
     table = (h * np.arange(n_knots + 1))[:, None] * nodes[None, :] - spread[None, :] + log_weights[None, :]
-    if lib is pt:
-        g = pt.logsumexp(table, axis=1)
-    else:
-        g = _logsumexp(table, axis=1)
+    g = marginal_loglik(table, 0.0)  # the weights are in the table already
     weights = lib.exp(table - g[:, None])
     mean = lib.dot(weights, nodes)
     var = lib.dot(weights, nodes**2) - mean**2
