@@ -16,7 +16,7 @@ from bayes_raters import InvalidInputError
 from bayes_raters.errors import ConvergenceWarning
 from bayes_raters.irt import compare_irt_models, fit_irt, simulate_responses, validate_responses
 from bayes_raters.irt.marginal import answer_patterns, build_marginal_from_table
-from bayes_raters.irt.model import irt_probability
+from bayes_raters.irt.model import irt_probability, item_pivots
 from bayes_raters.sampling import sample_model, sampler_settings
 
 FAST = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
@@ -75,8 +75,9 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
     for var in irt.free_RVs + irt.deterministics + list(irt.data_vars):
         if var.ndim:
             assert irt.named_vars_to_dims.get(var.name), var.name
-    # b centred from 330 answers per item, log a from 500: then the items' mean and deviations
-    centred = {name: {f"{name}_mean", f"{name}_dev"} for name in ("b", "log_a")}
+    # b centred from 330 answers per item (as logits at the pivots), log a from 500 (the items'
+    # mean and deviations)
+    centred = {"b": {"b_logit", "b_shift"}, "log_a": {"log_a_mean", "log_a_dev"}}
     non_centred = {name: {f"{name}_mu", f"{name}_z"} for name in ("b", "log_a")}
     for n, kinds in ((300, (non_centred, non_centred)), (350, (centred, non_centred)), (600, (centred, centred))):
         big, _ = simulate_responses(n, 4, random_seed=4)
@@ -89,7 +90,8 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
 @pytest.fixture(scope="module")
 def small_fit():
     table, truth = simulate_responses(300, 8, missing=0.1, random_seed=5)
-    return table, truth, fit_irt(table, "2pl", random_seed=6, **FAST)
+    # 2,000 draws: min bulk ESS 755-1,103 over seeds 6-9 (1,000 draws gave 367-537, too close to 400)
+    return table, truth, fit_irt(table, "2pl", random_seed=6, **{**FAST, "draws": 2000})
 
 
 def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
@@ -275,3 +277,28 @@ def test_steep_items_get_a_finer_rule():
     rule = default_rule(irt["pattern_answered"].get_value())
     assert quadrature_error(posterior, irt, "2pl", rule) > 1e-4
     assert quadrature_error(posterior, irt, "2pl", finer_rule(finer_rule(rule))) < QUADRATURE_TOLERANCE
+
+
+def test_pivoted_difficulties_keep_the_exchangeable_prior():
+    """Centred difficulties are sampled as zero-sum logits at data-based pivots plus a common
+    shift, with the prior added as a Potential: it must equal the N(0, sigma^2 I + 1 1^T)
+    density of b (mu integrated out) plus the Jacobian log sum a - sum log a; the map must give
+    back any b; and the pivots must lie between the respondents' centre and the difficulty."""
+    table, truth = simulate_responses(600, 6, random_seed=4)
+    table = validate_responses(table)
+    irt = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=True)
+    assert {"b_logit", "b_shift", "b_sigma"} <= {v.name for v in irt.free_RVs}
+    rng = np.random.default_rng(0)
+    point = {name: rng.normal(0, 0.5, np.shape(value)) for name, value in irt.initial_point().items()}
+    point["b_sigma_log__"] = np.array(np.log(0.7))
+    outputs = irt.compile_fn([irt["b"], irt["a"], irt["b_prior"], irt["b_logit"]], inputs=irt.value_vars, on_unused_input="ignore")(point)
+    b, a, potential, logit = (np.asarray(v) for v in outputs)
+    cov = 0.7**2 * np.eye(6) + np.ones((6, 6))
+    expected = stats.multivariate_normal(np.zeros(6), cov).logpdf(b) + 3 * np.log(2 * np.pi) + np.log(a.sum()) - np.log(a).sum()
+    assert abs(float(potential) - expected) < 1e-9
+    pivots = item_pivots(table)
+    assert abs(logit.sum()) < 1e-9
+    np.testing.assert_allclose(pivots + float(point["b_shift"]) - logit / a, b)
+    true_b = truth["b"].sel(item=pd.unique(table["item"])).to_numpy()
+    assert np.all(np.abs(pivots) <= np.abs(true_b) + 0.1)
+    assert np.corrcoef(pivots, true_b)[0, 1] > 0.9

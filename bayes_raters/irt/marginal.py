@@ -39,7 +39,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
-from bayes_raters.irt.model import centred_items, item_priors, option_count
+from bayes_raters.irt.model import centred_items, item_pivots, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for, trapezoid_rule
 
 
@@ -190,7 +190,7 @@ def build_marginal_from_table(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred_items(table))
+        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred_items(table), item_pivots(table))
         logistic = model in ("1pl", "2pl")
         d_vec = d if model == "4pl" else pt.ones(len(items))  # indexed by item in the 3PL's form
         if uses_score_grid(model, answered):
