@@ -289,9 +289,10 @@ def test_pivoted_difficulties_keep_the_exchangeable_prior():
     irt = build_marginal_from_table(table, "2pl", n_options=None, hierarchical=True)
     assert {"b_logit", "b_shift", "b_sigma"} <= {v.name for v in irt.free_RVs}
     rng = np.random.default_rng(0)
-    point = {name: rng.normal(0, 0.5, np.shape(value)) for name, value in irt.initial_point().items()}
+    shapes = irt.eval_rv_shapes()  # initial_point() cannot draw the flat variables
+    point = {v.name: rng.normal(0, 0.5, shapes[v.name]) for v in irt.value_vars}
     point["b_sigma_log__"] = np.array(np.log(0.7))
-    outputs = irt.compile_fn([irt["b"], irt["a"], irt["b_prior"], irt["b_logit"]], inputs=irt.value_vars, on_unused_input="ignore")(point)
+    outputs = irt.compile_fn(irt.replace_rvs_by_values([irt["b"], irt["a"], irt["b_prior"], irt["b_logit"]]), inputs=irt.value_vars, on_unused_input="ignore")(point)
     b, a, potential, logit = (np.asarray(v) for v in outputs)
     cov = 0.7**2 * np.eye(6) + np.ones((6, 6))
     expected = stats.multivariate_normal(np.zeros(6), cov).logpdf(b) + 3 * np.log(2 * np.pi) + np.log(a.sum()) - np.log(a).sum()
