@@ -190,7 +190,9 @@ def build_marginal_from_table(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred_items(table), item_pivots(table))
+        centred = centred_items(table)
+        pivots = item_pivots(table) if hierarchical and centred["b"] else None  # only the pivoted form uses them
+        a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred, pivots)
         logistic = model in ("1pl", "2pl")
         d_vec = d if model == "4pl" else pt.ones(len(items))  # indexed by item in the 3PL's form
         if uses_score_grid(model, answered):
