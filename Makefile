@@ -23,11 +23,11 @@ demo: install
 	$(BIN)/bayes-raters demo
 
 test: install
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow" -q --durations=15
 
 # Slow statistical checks (calibration, large recoveries).
 validate: install
-	$(BIN)/python -m pytest -m slow -q
+	$(BIN)/python -m pytest -m slow -q --durations=0
 
 bench: install $(VENV)/.bench-stamp
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

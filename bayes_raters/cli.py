@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from collections.abc import Sequence
+from importlib.metadata import version
 
 import numpy as np
 import pandas as pd
@@ -44,10 +46,35 @@ BAYES_KEYS = {  # JSON key -> column of TrueScoreResult.prmse_table
     "r_hat": "r_hat",
     "ess_bulk": "ess_bulk",
 }
+CONVERGENCE_KEYS = ["converged", "max_r_hat", "min_ess_bulk", "divergences"]  # of the whole fit
+
+
+#: Python keyword named in package advice -> the command-line flag that does the same.
+FLAGS = {
+    "response": "--response-column", "rater": "--rater-column", "system": "--system-column",
+    "score": "--score-column", "score_range": "--score-range", "error_variance": "--error-variance",
+    "chains": "--chains", "draws": "--draws", "tune": "--tune", "ci_prob": "--ci", "sep": "--sep",
+    "encoding": "--encoding", "respondent": "--respondent-column", "item": "--item-column",
+    "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
+}
+_KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
+
+
+def cli_advice(message: str) -> str:
+    """Rewrite the Python keywords in a package message into this command line's flags,
+    e.g. ``rater=...`` -> ``--rater-column NAME``, ``score_range=(low, high)`` ->
+    ``--score-range LOW HIGH``, so that the advice works where it is read."""
+
+    def flag(match: re.Match) -> str:
+        value = {"(low, high)": "LOW HIGH", "...": "NAME"}.get(match.group(2), match.group(2))
+        return f"{FLAGS[match.group(1)]} {value}"
+
+    return _KEYWORD.sub(flag, message)
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bayes-raters", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('bayes_raters')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     prmse = commands.add_parser(
@@ -58,6 +85,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "human rating column and --system each system column (NaN or empty = missing).",
     )
     prmse.add_argument("ratings", help="CSV of human ratings (long), or of all scores (wide)")
+    _file_options(prmse)
     prmse.add_argument("--systems", help="CSV of system scores in long format")
     prmse.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a human rating column")
     prmse.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a system score column")
@@ -87,6 +115,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="RESPONSES.csv has columns respondent, item, correct (0/1); one row per answer.",
     )
     irt.add_argument("responses", help="CSV of answers in long format")
+    _file_options(irt)
     irt.add_argument("--model", choices=["1pl", "2pl", "3pl", "4pl"], default="2pl")
     irt.add_argument("--n-options", type=int, default=None, help="answer options per item (3PL/4PL guessing prior)")
     irt.add_argument(
@@ -112,20 +141,49 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_csv(path: str) -> pd.DataFrame:
+def _file_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--sep", default=",", help="column delimiter of the CSV files (default ','; e.g. ';' or '\\t')")
+    command.add_argument("--encoding", default="utf-8", help="text encoding of the CSV files (default utf-8; e.g. latin-1)")
+
+
+def _read_csv(path: str, args: argparse.Namespace) -> pd.DataFrame:
+    sep = "\t" if args.sep in ("\\t", "tab") else args.sep
     try:
-        return pd.read_csv(path)
+        return pd.read_csv(path, sep=sep, encoding=args.encoding)
     except FileNotFoundError:
         raise InvalidInputError(f"no such file: {path}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, IsADirectoryError) as exc:
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"cannot read {path} as {args.encoding} text ({exc.reason} at byte {exc.start}): give the file's "
+            "encoding, e.g. --encoding latin-1 or --encoding cp1252."
+        ) from None
+    except LookupError:
+        raise InvalidInputError(f"unknown encoding {args.encoding!r}: use e.g. --encoding utf-8 or --encoding latin-1.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, IsADirectoryError, ValueError) as exc:
         raise InvalidInputError(f"cannot read {path} as CSV: {str(exc).splitlines()[0]}") from None
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Reject impossible options before any file is read or model fitted."""
+    checks = [
+        (getattr(args, "ci", 0.5), lambda v: 0 < v < 1, "--ci must lie strictly between 0 and 1 (e.g. 0.9)"),
+        (getattr(args, "draws", 1), lambda v: v >= 1, "--draws must be at least 1"),
+        (getattr(args, "tune", 0), lambda v: v >= 0, "--tune must be at least 0"),
+        (getattr(args, "chains", 2), lambda v: v >= 1, "--chains must be at least 1 (2 or more to check convergence)"),
+        (getattr(args, "error_variance", None), lambda v: v is None or v >= 0, "--error-variance must be >= 0"),
+        (getattr(args, "score_range", None), lambda v: v is None or v[0] < v[1], "--score-range needs LOW < HIGH"),
+        (getattr(args, "n_options", None), lambda v: v is None or v >= 2, "--n-options must be at least 2"),
+    ]
+    for value, valid, message in checks:
+        if not valid(value):
+            raise InvalidInputError(f"{message}; got {value}.")
 
 
 def _tables(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.DataFrame, tuple | None]:
     """Validated long ratings and system scores (canonical columns) from either format."""
     score_range = tuple(args.score_range) if args.score_range else None
-    table = _read_csv(args.ratings)
-    system_table = _read_csv(args.systems) if args.systems else None
+    table = _read_csv(args.ratings, args)
+    system_table = _read_csv(args.systems, args) if args.systems else None
     if args.human or args.system:
         if not (args.human and args.system):
             raise InvalidInputError("wide format needs at least one --human COL and one --system COL.")
@@ -170,18 +228,30 @@ def _prmse_from_args(args: argparse.Namespace) -> pd.DataFrame:
     posterior = result.prmse_table(ci_prob=args.ci)
     for key, column in BAYES_KEYS.items():
         table[key] = posterior[column].reindex(table.index)
+    reports = {system: result.reports.get(system, result.reports.get("joint")) for system in table.index}
+    for key in CONVERGENCE_KEYS:  # the whole fit's convergence (worst variable), not PRMSE's alone
+        table[key] = [getattr(reports[system], key) for system in table.index]
     return table
+
+
+def _json_value(key: str, value):
+    """Strict JSON: integers for counts, booleans for flags, ``null`` for NaN or infinity."""
+    if key == "converged":
+        return bool(value)
+    if key in ("n", "divergences") or key.startswith("n_"):
+        return int(value)
+    value = float(value)
+    return value if np.isfinite(value) else None
 
 
 def _json_records(table: pd.DataFrame) -> str:
     records = []
+    keys = PRMSE_KEYS[1:] + [k for k in [*BAYES_KEYS, *CONVERGENCE_KEYS] if k in table.columns]
     for system, row in table.iterrows():
         record = {"system": system.item() if isinstance(system, np.generic) else system}
-        for key in PRMSE_KEYS[1:] + [k for k in BAYES_KEYS if k in table.columns]:
-            value = row[key]
-            record[key] = int(value) if key.startswith("n_") or key == "n" else float(value)
+        record.update({key: _json_value(key, row[key]) for key in keys})
         records.append(record)
-    return json.dumps(records, indent=2)
+    return json.dumps(records, indent=2, allow_nan=False)
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -230,7 +300,7 @@ def _irt(args: argparse.Namespace) -> None:
     from bayes_raters.irt import fit_irt  # imports PyMC: only when asked
 
     result = fit_irt(
-        _read_csv(args.responses),
+        _read_csv(args.responses, args),
         args.model,
         n_options=args.n_options,
         method=args.method,
@@ -257,6 +327,7 @@ def _irt(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
+        _check_options(args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", BayesRatersWarning)
             if args.command == "demo":
@@ -269,10 +340,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(_json_records(table))
                 else:
                     _print_table(table)
-        for warning in caught:
-            print(f"bayes-raters: warning: {warning.message}", file=sys.stderr)
+        for message in dict.fromkeys(str(warning.message) for warning in caught):  # once per cause
+            print(f"bayes-raters: warning: {cli_advice(message)}", file=sys.stderr)
     except BayesRatersError as exc:
-        print(f"bayes-raters: error: {exc}", file=sys.stderr)
+        print(f"bayes-raters: error: {cli_advice(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return 0
 

@@ -20,6 +20,14 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.input_checks import (
+    MIN_RATINGS_CONSTANT_RATER,
+    fused_header_advice,
+    id_type_advice,
+    require_varying_scores,
+    warn_gross_outliers,
+    warn_padded_ids,
+)
 
 _SHOW = 5  # offending rows quoted in an error message
 
@@ -32,16 +40,21 @@ def _require_frame(table: object, what: str) -> pd.DataFrame:
     return table
 
 
-def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str) -> None:
-    """``columns`` maps canonical role -> the user's column name."""
+def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str, renamable: bool = True) -> None:
+    """``columns`` maps canonical role -> the user's column name. ``renamable``: the roles
+    are keyword arguments of the caller (advice names them); else the names are fixed."""
     absent = {role: name for role, name in columns.items() if name not in table.columns}
     if absent:
         listed = ", ".join(f"{name!r} ({role})" for role, name in absent.items())
-        arguments = [f"{role}=..." for role in absent if role.isidentifier()]
-        fix = f"pass the names you use ({', '.join(arguments)})" if arguments else "name existing columns"
+        if renamable:
+            fix = f"Rename the columns or pass the names you use ({', '.join(f'{role}=...' for role in absent)})."
+        else:
+            fix = (
+                f"These column names are fixed: rename yours, e.g. table.rename(columns={{'your_name': {next(iter(absent.values()))!r}}})."
+            )
         raise InvalidInputError(
-            f"{what} is missing column(s) {listed}; it has {list(table.columns)}. "
-            f"Rename the columns or {fix}."
+            f"{what} is missing column(s) {listed}; it has {list(table.columns)}. {fix}"
+            f"{fused_header_advice(table.columns)}"
         )
 
 
@@ -52,9 +65,26 @@ def _quote_rows(table: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
     return f"{shown}{more}"
 
 
-def _numeric_scores(table: pd.DataFrame, column: str, what: str) -> pd.Series:
+def _as_numbers(values: pd.Series, booleans: bool) -> pd.Series | None:
+    """``values`` as numbers if every non-missing entry is one: numbers, numeric text ("3.0"),
+    and with ``booleans`` True/False and 'true'/'false' (any case) as 1/0; else None."""
+    if pd.api.types.is_bool_dtype(values):
+        return values.astype(float) if booleans else None
+    if pd.api.types.is_numeric_dtype(values):
+        return values
+    if booleans:
+        words = values.map(lambda v: {"true": 1.0, "false": 0.0}.get(v.strip().lower(), v) if isinstance(v, str) else v)
+        values = words.map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+    coerced = pd.to_numeric(values.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+    if (coerced.isna() & values.notna()).any() or values.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        return None
+    return coerced
+
+
+def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool = False) -> pd.Series:
     values = table[column]
-    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+    numbers = _as_numbers(values, booleans)
+    if numbers is None:
         coerced = pd.to_numeric(values, errors="coerce")
         bad = coerced.isna() & values.notna()
         if pd.api.types.is_bool_dtype(values) or not bad.any():
@@ -63,6 +93,7 @@ def _numeric_scores(table: pd.DataFrame, column: str, what: str) -> pd.Series:
             f"{what}: column {column!r} must hold numbers, but it has dtype {values.dtype}; "
             f"non-numeric rows: {_quote_rows(table, bad)}. Convert or drop these rows."
         )
+    values = numbers
     scores = values.astype(float)
     missing = scores.isna().to_numpy()
     if missing.any():
@@ -86,6 +117,7 @@ def _ids(table: pd.DataFrame, column: str, what: str) -> pd.Series:
             f"{what}: column {column!r} has {missing.sum()} missing id(s), e.g. "
             f"{_quote_rows(table, missing)}. Every row needs an id."
         )
+    warn_padded_ids(ids, column, what)
     return ids
 
 
@@ -114,11 +146,13 @@ def check_score_range(scores: pd.Series, score_range: tuple[float, float] | None
 
 
 def validate_long(
-    table: pd.DataFrame, ids: dict[str, str], score: str, what: str, score_role: str = "score"
+    table: pd.DataFrame, ids: dict[str, str], score: str, what: str, score_role: str = "score", booleans: bool = False
 ) -> pd.DataFrame:
     """Validate a long table keyed by the id columns ``ids`` (canonical role -> user's
     column name) with one numeric ``score`` per key; returns canonical columns. ``score_role``
     is the caller's keyword for the score column, named in the advice of a missing-column error.
+    Numeric text ("3.0") is read as numbers; ``booleans`` also reads True/False and
+    'true'/'false' as 1/0. Text ids with surrounding blanks are warned about (InputWarning).
 
     Raises :class:`InvalidInputError` for a non-frame, missing columns, no rows, missing
     ids, non-numeric, NaN or infinite scores, and repeated keys. Every long-format input
@@ -129,19 +163,23 @@ def validate_long(
     if table.empty:
         raise InvalidInputError(f"{what}: the table has no rows.")
     out = pd.DataFrame({role: _ids(table, column, what).to_numpy() for role, column in ids.items()})
-    out["score"] = _numeric_scores(table, score, what).to_numpy()
+    out["score"] = _numeric_scores(table, score, what, booleans).to_numpy()
     _no_duplicates(out, list(ids), what)
     return out
 
 
-def require_varying_ratings(rated: pd.DataFrame) -> None:
-    """Raise when every human rating is the same: no true-score or error variance exists to
-    estimate (the closed form would return PRMSE = -inf)."""
+def require_varying_ratings(rated: pd.DataFrame, systems: pd.DataFrame | None = None) -> None:
+    """Raise when every human rating is the same (no true-score or error variance exists to
+    estimate; the closed form would return PRMSE = -inf), when one rater gives the same score
+    to 20 or more responses, or when a system gives the same score to every response it scored."""
     if rated["score"].nunique() < 2:
         raise InvalidInputError(
             f"every human rating is {rated['score'].iloc[0]}: with constant scores there is no "
             "true-score or error variance to estimate."
         )
+    require_varying_scores(rated, "rater", "ratings", MIN_RATINGS_CONSTANT_RATER)
+    if systems is not None:
+        require_varying_scores(systems, "system", "system scores", 2)
 
 
 def validate_ratings(
@@ -161,6 +199,8 @@ def validate_ratings(
     """
     out = validate_long(ratings, {"response": response, "rater": rater}, score, "ratings")
     check_score_range(out["score"], score_range, "ratings")
+    if score_range is None:
+        warn_gross_outliers(out["score"], out[["response", "rater"]], "ratings")
     return out
 
 
@@ -186,8 +226,9 @@ def validate_system_scores(
             raise InvalidInputError(
                 f"system scores: {len(ids)} response(s) have system scores but no human rating, "
                 f"e.g. {ids[:_SHOW].tolist()}. Drop them or add their ratings; PRMSE needs "
-                "at least one human rating per evaluated response."
+                f"at least one human rating per evaluated response.{id_type_advice(ids, ratings['response'])}"
             )
+    warn_gross_outliers(out["score"], out[["response", "system"]], "system scores")
     return out
 
 

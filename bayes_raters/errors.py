@@ -22,6 +22,10 @@ class InsufficientDataError(BayesRatersError, ValueError):
     e.g. no response has two ratings so the rater error variance is unknown."""
 
 
+class PersistenceError(BayesRatersError, OSError):
+    """A result could not be saved or loaded: missing, unwritable, damaged or foreign file."""
+
+
 class ConvergenceError(BayesRatersError, RuntimeError):
     """Sampling failed in a way that leaves no usable posterior."""
 
@@ -41,6 +45,11 @@ class RoundingWarning(BayesRatersWarning):
 
 class QuadratureWarning(BayesRatersWarning):
     """Integrating a latent out by quadrature stayed less accurate than its tolerance."""
+
+
+class InputWarning(BayesRatersWarning):
+    """The input is valid but looks like a mistake: a gross outlier, an id with surrounding
+    blanks, a system on another scale. The message names the rows and what to check."""
 
 
 class ConvergenceWarning(BayesRatersWarning):

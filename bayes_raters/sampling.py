@@ -4,19 +4,17 @@
 nutpie when it is installed, so the default here is pinned to ``"pymc"``), returns the
 ``xarray.DataTree`` and a :class:`ConvergenceReport`, and warns with
 :class:`~bayes_raters.errors.ConvergenceWarning` when R-hat > 1.01, bulk or tail
-ESS < 400, or any transition diverged. :func:`save_datatree` / :func:`load_datatree`
-round-trip a fit through netCDF (h5netcdf) with the model configuration in the attributes.
+ESS < 400, or any transition diverged. Saving and loading live in
+:mod:`bayes_raters.persistence` (re-exported here).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -26,10 +24,10 @@ import xarray as xr
 from threadpoolctl import threadpool_limits
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
+from bayes_raters.persistence import load_datatree, save_datatree  # noqa: F401  (re-exported)
 
 R_HAT_MAX = 1.01
 ESS_MIN = 400
-CONFIG_ATTR = "bayes_raters_config"
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,12 @@ class ConvergenceReport:
     @property
     def problems(self) -> list[str]:
         found = []
-        if not self.max_r_hat <= R_HAT_MAX:
+        if self.chains < 2:
+            found.append(
+                f"R-hat needs at least 2 chains and this fit ran {self.chains}, so whether the chains "
+                "agree cannot be checked: use chains=2 or more"
+            )
+        elif not self.max_r_hat <= R_HAT_MAX:
             found.append(f"max R-hat {self.max_r_hat:.3f} > {R_HAT_MAX}")
         if not self.min_ess_bulk >= ESS_MIN:
             found.append(f"min bulk ESS {self.min_ess_bulk:.0f} < {ESS_MIN}")
@@ -90,8 +93,9 @@ def convergence_report(idata: xr.DataTree, var_names: Sequence[str] | None = Non
 def warn_if_not_converged(report: ConvergenceReport, what: str) -> None:
     """Issue a :class:`ConvergenceWarning` naming every failed check."""
     if report.problems:
+        headline = "convergence cannot be checked" if report.chains < 2 else "the chains did not converge"
         warnings.warn(
-            f"{what}: the chains did not converge ({'; '.join(report.problems)}). Do not trust "
+            f"{what}: {headline} ({'; '.join(report.problems)}). Do not trust "
             "this result: run longer (draws/tune), more chains, or simplify the model.",
             ConvergenceWarning,
             stacklevel=3,
@@ -198,27 +202,3 @@ def sample_model(
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report
-
-
-def save_datatree(idata: xr.DataTree, path: str | Path, config: dict) -> Path:
-    """Write ``idata`` to netCDF (h5netcdf) with ``config`` as JSON in the root attributes."""
-    path = Path(path)
-    tree = idata.copy()
-    tree.attrs = {**tree.attrs, CONFIG_ATTR: json.dumps(config, sort_keys=True)}
-    tree.to_netcdf(path, engine="h5netcdf")
-    return path
-
-
-def load_datatree(path: str | Path) -> tuple[xr.DataTree, dict]:
-    """Read a tree written by :func:`save_datatree`; returns ``(datatree, config)``."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"no saved fit at {path}.")
-    tree = xr.open_datatree(path, engine="h5netcdf").load()
-    tree.close()
-    if CONFIG_ATTR not in tree.attrs:
-        raise InvalidInputError(f"{path} was not written by bayes_raters (no {CONFIG_ATTR} attribute).")
-    attrs = dict(tree.attrs)
-    config = json.loads(attrs.pop(CONFIG_ATTR))
-    tree.attrs = attrs
-    return tree, config

@@ -11,8 +11,9 @@ from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Bit-for-bit reproducible property tests: hypothesis draws from a fixed seed.
-settings.register_profile("repro", derandomize=True, deadline=None, max_examples=60, print_blob=True)
+# Bit-for-bit reproducible property tests: hypothesis draws from a fixed seed and replays no
+# stored examples (a .hypothesis database from an earlier failure changed the examples run).
+settings.register_profile("repro", derandomize=True, database=None, deadline=None, max_examples=60, print_blob=True)
 settings.load_profile("repro")
 
 

@@ -138,7 +138,10 @@ def test_bayes_flag_adds_posterior_keys(long_files, capsys):
         assert record["prmse_lower"] < record["prmse_mean"] < record["prmse_upper"]
         assert abs(record["prmse_mean"] - record["prmse"]) < 0.1
         assert record["r_hat"] < 1.01 and record["ess_bulk"] > 400
+        assert record["converged"] is True and record["divergences"] == 0  # the whole fit, strict JSON
+        assert record["max_r_hat"] >= record["r_hat"] and record["min_ess_bulk"] <= record["ess_bulk"]
     assert "warning" not in captured.err
+    assert "NaN" not in captured.out and "Infinity" not in captured.out
 
 
 def test_ordinal_observation_from_the_command_line(long_files, capsys):
@@ -154,3 +157,16 @@ def test_ordinal_observation_from_the_command_line(long_files, capsys):
     for record in records:
         assert record["prmse_lower"] < record["prmse_mean"] < record["prmse_upper"]
         assert record["r_hat"] < 1.01 and record["ess_bulk"] > 400
+
+
+def test_json_is_strict_null_for_missing_or_infinite():
+    from bayes_raters.cli import _json_records
+
+    table = pd.DataFrame(
+        {"n": [3], "n_raters": [2], "n_single": [1], "n_multiple": [2], "error_variance": [np.nan],
+         "true_score_variance": [1.0], "mse_true": [np.inf], "prmse": [-np.inf]},
+        index=pd.Index(["m"], name="system"),
+    )
+    record = json.loads(_json_records(table))[0]
+    assert record["error_variance"] is None and record["mse_true"] is None and record["prmse"] is None
+    assert record["n"] == 3 and record["true_score_variance"] == 1.0

@@ -14,7 +14,7 @@ from scipy import integrate, special, stats
 
 from bayes_raters import InvalidInputError
 from bayes_raters.errors import ConvergenceWarning
-from bayes_raters.irt import compare_irt_models, fit_irt, simulate_responses, validate_responses
+from bayes_raters.irt import IRTResult, compare_irt_models, fit_irt, simulate_responses, validate_responses
 from bayes_raters.irt.marginal import answer_patterns, build_marginal_from_table
 from bayes_raters.irt.model import irt_probability, item_pivots
 from bayes_raters.sampling import sample_model, sampler_settings
@@ -121,6 +121,18 @@ def test_same_seed_same_draws_theta_included(small_fit):
     for name in ("a", "b", "theta"):
         np.testing.assert_array_equal(first.posterior[name].values, again.posterior[name].values)
     assert not np.array_equal(first.posterior["theta"].values, other.posterior["theta"].values)
+
+
+def test_save_and_load_round_trip_losslessly(small_fit, tmp_path):
+    _, _, result = small_fit
+    loaded = IRTResult.load(result.save(tmp_path / "irt.nc"))
+    pd.testing.assert_frame_equal(loaded.table, result.table)
+    pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())
+    pd.testing.assert_frame_equal(loaded.respondent_table(), result.respondent_table())
+    assert (loaded.model, loaded.method, loaded.hierarchical, loaded.report) == (
+        result.model, result.method, result.hierarchical, result.report
+    )
+    np.testing.assert_array_equal(loaded.loo().elpd_i, result.loo().elpd_i)
 
 
 def test_comparing_marginal_and_joint_fits_is_refused(small_fit):

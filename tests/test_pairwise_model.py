@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytest
+import xarray as xr
 from pytensor.compile.sharedvalue import SharedVariable
 from scipy import stats
 
 from bayes_raters.agreement import eta_squared, kendalls_w
-from bayes_raters.errors import BayesRatersError, InsufficientDataError, InvalidInputError
+from bayes_raters.errors import BayesRatersError, InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.pairwise import (
+    PairwiseResult,
     fit_pairwise_model,
     latent_values,
     neighbour_pairs,
@@ -153,7 +155,8 @@ def test_disconnected_comparisons_are_named_unless_anchored():
     assert len(prepare_data(comparisons, anchored).items) == 4
     with pytest.raises(InsufficientDataError, match=r"\['c', 'd'\]"):
         prepare_data(comparisons, anchored.iloc[:1])
-    assert len(prepare_data(comparisons, allow_disconnected=True).items) == 4
+    with pytest.warns(InputWarning, match="rest on the prior alone"):
+        assert len(prepare_data(comparisons, allow_disconnected=True).items) == 4
 
 
 @pytest.mark.parametrize(
@@ -211,7 +214,7 @@ def test_items_near_the_upper_bound_stay_there():
     assert table["mean"].min() > 0.6
 
 
-def test_system_layer_groups_items(mixed):
+def test_system_layer_groups_items(mixed, tmp_path):
     truth, sim = mixed
     systems = pd.Series(np.where(np.arange(12) < 6, "sys_A", "sys_B"), index=truth.index)
     result = fit_pairwise_model(sim["comparisons"], sim["scalars"], sim["strengths"], systems=systems, random_seed=4, **FIT)
@@ -219,6 +222,11 @@ def test_system_layer_groups_items(mixed):
     assert set(table.index) == {"sys_A", "sys_B"} and table["n_items"].sum() == 12
     assert (table["lower"] < table["mean"]).all() and (table["mean"] < table["upper"]).all()
     assert result.idata["posterior"]["system_value"].dims == ("chain", "draw", "system")
+    loaded = PairwiseResult.load(result.save(tmp_path / "fit.nc"))  # lossless round trip
+    pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())
+    pd.testing.assert_frame_equal(loaded.system_table(), result.system_table())
+    assert loaded.report == result.report and loaded.link == result.link
+    xr.testing.assert_identical(loaded.idata["sample_stats"].to_dataset(), result.idata["sample_stats"].to_dataset())
 
 
 def test_kendalls_w_against_known_values():

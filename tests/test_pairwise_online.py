@@ -13,7 +13,7 @@ import trueskill
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bayes_raters.errors import BayesRatersError, InvalidInputError
+from bayes_raters.errors import BayesRatersError, PersistenceError
 from bayes_raters.pairwise import (
     EASL,
     BoundedRA,
@@ -195,7 +195,7 @@ def test_save_and_resume_give_the_same_state(tmp_path, method):
     assert type(restored) is method
     pd.testing.assert_frame_equal(restored.scores(), model.scores())
     assert restored.state["n_judgements"].dims == ("item",)
-    with pytest.raises(InvalidInputError, match="does not hold"):
+    with pytest.raises(PersistenceError, match="does not hold"):
         (EASL if method is not EASL else TrueSkill).load(path)
 
 

@@ -30,7 +30,20 @@ __all__ = [
     "variance_of_errors",
 ]
 
-from bayes_raters.ctt.model import TrueScoreSpec, build_true_score_model  # noqa: E402
-from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score_model  # noqa: E402
+# The PyMC model and its results are imported on first use (PEP 562), so that the closed
+# form and the command line's --help and --version do not pay for importing PyMC (~5 s).
+_LAZY = {
+    "TrueScoreSpec": "bayes_raters.ctt.model",
+    "build_true_score_model": "bayes_raters.ctt.model",
+    "TrueScoreResult": "bayes_raters.ctt.posterior",
+    "fit_true_score_model": "bayes_raters.ctt.posterior",
+}
+__all__ += list(_LAZY)
 
-__all__ += ["TrueScoreResult", "TrueScoreSpec", "build_true_score_model", "fit_true_score_model"]
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.ordinal_units import ordinal_units
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
+from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.sampling import (
     ConvergenceReport,
     load_datatree,
@@ -61,14 +62,6 @@ def _checked_variables(model: pm.Model) -> list[str]:
     return names + ["prmse"]
 
 
-def _frame_dataset(frame: pd.DataFrame) -> xr.Dataset:
-    return xr.Dataset({c: ("row", frame[c].to_numpy()) for c in frame.columns})
-
-
-def _dataset_frame(dataset: xr.Dataset) -> pd.DataFrame:
-    return pd.DataFrame({name: dataset[name].values for name in dataset.data_vars})
-
-
 @dataclass
 class TrueScoreResult:
     """A fitted true-score model.
@@ -95,11 +88,11 @@ class TrueScoreResult:
 
     @property
     def ratings(self) -> pd.DataFrame:
-        return _dataset_frame(self.idata["ratings"].to_dataset())
+        return dataset_to_frame(self.idata["ratings"].to_dataset())
 
     @property
     def system_scores(self) -> pd.DataFrame:
-        return _dataset_frame(self.idata["system_scores"].to_dataset())
+        return dataset_to_frame(self.idata["system_scores"].to_dataset())
 
     def convergence(self) -> pd.DataFrame:
         """One row per fit: max R-hat, min bulk/tail ESS, divergences, converged."""
@@ -387,8 +380,8 @@ def fit_true_score_model(
             "posterior": posterior,
             "sample_stats": stats,
             "closed_form": xr.Dataset.from_dataframe(closed),
-            "ratings": _frame_dataset(rated),
-            "system_scores": _frame_dataset(scored),
+            "ratings": frame_to_dataset(rated),
+            "system_scores": frame_to_dataset(scored),
         }
     )
     idata.attrs["model"] = "bayes_raters true-score model with rater error"

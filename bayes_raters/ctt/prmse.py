@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.data import as_float_vector, require_varying_ratings, validate_ratings, validate_system_scores
-from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
+from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError, SmallSampleWarning
 
 #: Loukina et al. (2020): consistent PRMSE needs about this many double-scored responses.
 RECOMMENDED_DOUBLE_SCORED = 1000
@@ -48,6 +48,7 @@ class _Sums:
     ss_within: np.ndarray  # sum_i sum_j (H_ij - mean_i)^2
     ss_between: np.ndarray  # sum_i c_i (mean_i - grand mean)^2
     ss_system: np.ndarray | None = None  # sum_i c_i (mean_i - M_i)^2
+    s_offset: np.ndarray | None = None  # sum_i c_i (M_i - mean_i): the system's offset times c.
 
 
 def _error_variance(sums: _Sums) -> np.ndarray:
@@ -110,7 +111,7 @@ def _wide_sums(human_scores: object, system: object | None = None) -> _Sums:
     means = np.nanmean(matrix, axis=1)
     ss_within = np.nansum((matrix - means[:, None]) ** 2)
     grand = np.sum(counts * means) / counts.sum()
-    ss_system = None
+    ss_system = s_offset = None
     if system is not None:
         scores = as_float_vector(system, "system")
         if scores.shape[0] != matrix.shape[0]:
@@ -119,6 +120,7 @@ def _wide_sums(human_scores: object, system: object | None = None) -> _Sums:
                 "they must describe the same responses in the same order."
             )
         ss_system = np.sum(counts * (means - scores) ** 2)
+        s_offset = np.sum(counts * (scores - means))
     return _Sums(
         n=np.asarray(matrix.shape[0]),
         n_multiple=np.sum(counts > 1),
@@ -128,21 +130,51 @@ def _wide_sums(human_scores: object, system: object | None = None) -> _Sums:
         ss_within=ss_within,
         ss_between=np.sum(counts * (means - grand) ** 2),
         ss_system=ss_system,
+        s_offset=s_offset,
     )
+
+
+def _offset_share(sums: _Sums, mse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The system's mean offset from the human scores, (sum_i c_i (M_i - mean_i)) / c., and
+    the share of its estimated MSE that the squared offset explains."""
+    offset = np.atleast_1d(sums.s_offset / sums.c_total)
+    mse = np.atleast_1d(mse)
+    share = np.where(mse > 0, offset**2 / np.where(mse > 0, mse, 1.0), 0.0)
+    return offset, share
 
 
 def _warn_out_of_range(
-    prmse: np.ndarray, n_multiple: np.ndarray, labels: list[str], error_variance_given: bool
+    prmse: np.ndarray, sums: _Sums, mse: np.ndarray, labels: list[str], error_variance_given: bool
 ) -> None:
-    """One SmallSampleWarning listing every PRMSE outside [0, 1] (or not finite)."""
-    prmse, n_multiple = np.atleast_1d(prmse), np.atleast_1d(n_multiple)
+    """Warn about every PRMSE outside [0, 1] (or not finite), once per cause: a system whose
+    scores sit on another scale (PRMSE < 0 and the squared mean offset is at least half its
+    MSE, so the offset is at least 0.7 SD of the true score: :class:`InputWarning`), or
+    sampling error near a bound (:class:`SmallSampleWarning`; a poor system's PRMSE near 0
+    falls just below it even with 10,000 double-scored responses)."""
+    prmse, n_multiple = np.atleast_1d(prmse), np.atleast_1d(sums.n_multiple)
+    offset, share = _offset_share(sums, mse)
     bad = ~((prmse >= 0) & (prmse <= 1))
-    if not bad.any():
+    shifted = bad & (prmse < 0) & (share >= 0.5)
+    labels = np.asarray(labels)
+
+    def cases(mask):
+        return "; ".join(
+            f"{label}PRMSE={value:.3f} from {int(m)} double-scored responses"
+            for label, value, m in zip(labels[mask], prmse[mask], n_multiple[mask])
+        )
+
+    if shifted.any():
+        offsets = "; ".join(f"{label}{o:+.3g} ({s:.0%} of its MSE)" for label, o, s in zip(labels[shifted], offset[shifted], share[shifted]))
+        warnings.warn(
+            f"PRMSE below 0 ({cases(shifted)}) because the system's scores are offset from the human "
+            f"scores on average ({offsets}): it is probably on another scale or shifted. PRMSE judges "
+            "scores on the human scale; rescale the system's scores (or check the export) first.",
+            InputWarning,
+            stacklevel=3,
+        )
+    small = bad & ~shifted
+    if not small.any():
         return
-    cases = "; ".join(
-        f"{label}PRMSE={value:.3f} from {int(m)} double-scored responses"
-        for label, value, m in zip(np.asarray(labels)[bad], prmse[bad], n_multiple[bad])
-    )
     if error_variance_given:
         cause = (
             "check that the error_variance you supplied is on the scale of these ratings; "
@@ -155,7 +187,7 @@ def _warn_out_of_range(
             f"(Loukina et al. 2020 recommend at least ~{RECOMMENDED_DOUBLE_SCORED} double-scored "
             "responses), or the true value lies close to 0 or 1."
         )
-    warnings.warn(f"PRMSE outside [0, 1] ({cases}): {cause}", SmallSampleWarning, stacklevel=3)
+    warnings.warn(f"PRMSE outside [0, 1] ({cases(small)}): {cause}", SmallSampleWarning, stacklevel=3)
 
 
 def variance_of_errors(human_scores: object) -> float:
@@ -194,8 +226,9 @@ def prmse_true(system: object, human_scores: object, error_variance: float | Non
     """
     sums = _wide_sums(human_scores, system)
     variance = _checked_error_variance(error_variance, sums)
-    value = float(1 - _mse_true(sums, variance) / _true_score_variance(sums, variance))
-    _warn_out_of_range(np.asarray(value), sums.n_multiple, [""], error_variance is not None)
+    mse = _mse_true(sums, variance)
+    value = float(1 - mse / _true_score_variance(sums, variance))
+    _warn_out_of_range(np.asarray(value), sums, mse, [""], error_variance is not None)
     return value
 
 
@@ -225,6 +258,7 @@ def _system_sums(ratings: pd.DataFrame, systems: pd.DataFrame) -> tuple[_Sums, p
             "ss_within": joined["ss_within"],
             "ss_between": c * (joined["mean"] - grand) ** 2,
             "ss_system": c * (joined["mean"] - joined["score"]) ** 2,
+            "s_offset": c * (joined["score"] - joined["mean"]),
         }
     )
     totals = parts.groupby("system", sort=False).sum()  # systems in order of first appearance
@@ -267,10 +301,10 @@ def prmse_table(
     ``error_variance``, ``true_score_variance``, ``mse_true`` and ``prmse``.
     """
     ratings = validate_ratings(ratings, response=response, rater=rater, score=score, score_range=score_range)
-    require_varying_ratings(ratings)
     systems = validate_system_scores(
         system_scores, ratings=ratings, response=response, system=system, score=score
     )
+    require_varying_ratings(ratings, systems)
     sums, table = _system_sums(ratings, systems)
     if error_variance is None and np.any(sums.dof == 0):
         names = table.index[sums.dof == 0].tolist()
@@ -286,7 +320,5 @@ def prmse_table(
     table["prmse"] = 1 - table["mse_true"] / table["true_score_variance"]
     table.index.name = "system"
     labels = [f"system {name!r}: " for name in table.index]
-    _warn_out_of_range(
-        table["prmse"].to_numpy(), table["n_multiple"].to_numpy(), labels, error_variance is not None
-    )
+    _warn_out_of_range(table["prmse"].to_numpy(), sums, table["mse_true"].to_numpy(), labels, error_variance is not None)
     return table

@@ -1,7 +1,8 @@
 """Item response theory: 1PL/2PL/3PL/4PL in PyMC, item diagnostics, scoring, scale building."""
 
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
-from bayes_raters.irt.fit import IRTResult, build_scale, compare_irt_models, fit_irt
+from bayes_raters.irt.fit import IRTResult, fit_irt
+from bayes_raters.irt.scale import build_scale, compare_irt_models
 from bayes_raters.irt.model import IRT_MODELS, build_irt_model, validate_responses
 from bayes_raters.irt.simulate import simulate_responses
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -14,6 +15,7 @@ import pymc as pm
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
+from bayes_raters.input_checks import id_type_advice
 from bayes_raters.irt.diagnostics import (
     PARAMETERS,
     empirical_reliability,
@@ -31,6 +33,7 @@ from bayes_raters.irt.marginal import (
     quadrature_error,
 )
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
+from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 #: Flag thresholds (documented in models/irt.md).
@@ -163,7 +166,11 @@ class IRTResult:
         table = validate_responses(responses, calibration=False, **columns)
         unknown = sorted(set(table["item"]) - set(self.posterior["item"].values), key=str)
         if unknown:
-            raise InvalidInputError(f"items {unknown[:5]} are not on the calibrated scale; drop them.")
+            known = pd.Series(self.posterior["item"].values)
+            raise InvalidInputError(
+                f"items {unknown[:5]} are not on the calibrated scale; drop them."
+                f"{id_type_advice(np.asarray(unknown, dtype=object), known)}"
+            )
         rng = np.random.default_rng(random_seed)
         draws = self.posterior.stack(sample=("chain", "draw"))
         keep = np.sort(rng.choice(draws.sizes["sample"], size=min(n_draws, draws.sizes["sample"]), replace=False))
@@ -191,6 +198,27 @@ class IRTResult:
             },
             index=wide.index.rename("respondent"),
         )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result (posterior, sample stats, log-likelihood, answers, settings)
+        to one netCDF file with a checksum; read it back with :meth:`load`."""
+        config = {
+            "model": self.model, "n_options": self.n_options, "hierarchical": self.hierarchical,
+            "method": self.method, "report": self.report.to_dict(),
+        }
+        return save_datatree(self.idata, path, config)
+
+    @classmethod
+    def load(cls, path: str | Path) -> IRTResult:
+        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
+        tree, config = load_datatree(path)
+        answers = tree["constant_data"].to_dataset()
+        table = pd.DataFrame(
+            {"respondent": answers["respondent"].values, "item": answers["item"].values,
+             "correct": tree["observed_data"]["correct"].values}
+        )
+        report = ConvergenceReport(**config.pop("report"))
+        return cls(tree, config.pop("model"), table, report, **config)
 
     def plot_item_curves(self, items=None, ax=None, ci_prob: float = 0.9):
         """Item characteristic curves with posterior ``ci_prob`` bands. Returns the Axes."""
@@ -341,6 +369,7 @@ def fit_irt(
             "sample_stats": idata["sample_stats"].to_dataset(),
             **groups,
             "observed_data": xr.Dataset({"correct": ("answer", table["correct"].to_numpy())}),
+            "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
         }
     )
     return IRTResult(tree, model, table, report, n_options, hierarchical, method)
@@ -379,38 +408,3 @@ def _theta_seed(random_seed) -> np.random.Generator:
     if isinstance(random_seed, np.random.Generator):
         return np.random.default_rng(random_seed.integers(2**63))
     return np.random.default_rng(None if random_seed is None else [int(random_seed), 17])
-
-
-def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
-    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}.
-    All fits must use the same method: marginal fits are compared over respondents, joint
-    fits over answers."""
-    methods = {result.method for result in results.values()}
-    if len(methods) > 1:
-        raise InvalidInputError(
-            "compare fits of one method: marginal fits leave out respondents, joint fits leave out answers; "
-            "refit with the same method= for all."
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return az.compare({name: result.idata for name, result in results.items()})
-
-
-def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFrame]:
-    """Drop the flagged items, refit the same model, and report the scale before and after:
-    items kept and empirical reliability. Returns ``(refitted, report)``."""
-    items = result.item_table()
-    kept = items.index[~items["flagged"]]
-    if len(kept) < 2:
-        raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
-    subset = result.table[result.table["item"].isin(kept)]
-    fit_kwargs.setdefault("method", result.method)
-    refit = fit_irt(subset, result.model, n_options=result.n_options, hierarchical=result.hierarchical, **fit_kwargs)
-    report = pd.DataFrame(
-        {
-            "items": [len(items), len(kept)],
-            "reliability": [result.reliability(), refit.reliability()],
-        },
-        index=pd.Index(["before", "after"], name="scale"),
-    )
-    return refit, report

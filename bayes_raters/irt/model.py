@@ -49,7 +49,8 @@ def validate_responses(
     respondents: list | None = None,
     calibration: bool = True,
 ) -> pd.DataFrame:
-    """Validate a long table of answers, one row per (respondent, item), ``correct`` 0/1.
+    """Validate a long table of answers, one row per (respondent, item), ``correct`` 0/1
+    (True/False and the text "true"/"false" are read as 1/0).
 
     Raises :class:`InvalidInputError` for missing columns, duplicates, non-binary answers,
     and declared ``items`` / ``respondents`` with no answer. For calibration
@@ -57,7 +58,9 @@ def validate_responses(
     (:class:`SmallSampleWarning`) for items everyone got right or wrong, whose
     difficulty is only bounded, not estimated.
     """
-    table = validate_long(responses, {"respondent": respondent, "item": item}, correct, "responses", score_role="correct")
+    table = validate_long(
+        responses, {"respondent": respondent, "item": item}, correct, "responses", score_role="correct", booleans=True
+    )
     table = table.rename(columns={"score": "correct"})
     values = set(np.unique(table["correct"]))
     if not values <= {0.0, 1.0}:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -14,6 +15,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.simulate import outcome_probabilities
+from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
@@ -46,7 +48,8 @@ class PairwiseResult:
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """Items ranked by posterior mean of s: ``mean``, ``sd``, ``mode``, ``lower``,
         ``upper`` (equal-tailed ``ci_prob`` interval), ``rank_mean`` (1 = highest),
-        ``r_hat``, ``ess_bulk`` and the number of judgements of each kind."""
+        ``r_hat``, ``ess_bulk`` and the number of judgements of each kind; for a design in
+        unlinked groups also ``group`` (ranks across groups rest on the prior or on scalars)."""
         s = self.posterior[["s"]]
         eti = az.eti(s, prob=ci_prob)["s"]
         table = pd.DataFrame(
@@ -68,6 +71,8 @@ class PairwiseResult:
         ):
             counts = pd.concat([frame[c] for c in columns]).value_counts() if len(frame) else pd.Series(dtype=int)
             table[name] = counts.reindex(table.index).fillna(0).astype(int)
+        if self.data.groups is not None:
+            table["group"] = self.data.groups.reindex(table.index)
         return table.rename_axis("item").sort_values("mean", ascending=False)
 
     def prob_above(self, item_i, item_j) -> float:
@@ -120,6 +125,42 @@ class PairwiseResult:
         order = self.item_table().index.to_numpy()
         return az.plot_forest(self.posterior[["s"]].sel(item=order), ci_probs=(0.5, ci_prob), **kwargs)
 
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result (posterior, sample stats, validated judgements, settings) to
+        one netCDF file with a checksum; read it back with :meth:`load`."""
+        tree = self.idata.copy()
+        for name in ("comparisons", "scalars", "strengths"):
+            tree[f"judgements_{name}"] = xr.DataTree(frame_to_dataset(getattr(self.data, name)))
+        items = {"system": self.data.systems, "group": self.data.groups}
+        tree["judgements_items"] = xr.DataTree(
+            xr.Dataset(
+                {name: ("item", values.to_numpy()) for name, values in items.items() if values is not None},
+                coords={"item": self.data.items.to_numpy(), "annotator": self.data.annotators.to_numpy()},
+            )
+        )
+        config = {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict()}
+        return save_datatree(tree, path, config)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PairwiseResult:
+        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
+        tree, config = load_datatree(path)
+        frames = {name: dataset_to_frame(tree[f"judgements_{name}"].to_dataset()) for name in ("comparisons", "scalars", "strengths")}
+        items = tree["judgements_items"].to_dataset()
+        index = pd.Index(items["item"].values, name="item")
+
+        def optional(name: str) -> pd.Series | None:
+            return pd.Series(items[name].values, index=index, name=name) if name in items else None
+
+        data = PairwiseData(
+            index, pd.Index(items["annotator"].values, name="annotator"), frames["comparisons"], frames["scalars"],
+            frames["strengths"], optional("system"), float(config["strength_max"]), optional("group"),
+        )
+        groups = {name: node.to_dataset() for name, node in tree.children.items() if not name.startswith("judgements_")}
+        idata = xr.DataTree.from_dict(groups)
+        idata.attrs = dict(tree.attrs)
+        return cls(idata, data, ConvergenceReport(**config["report"]), config["link"])
+
     def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
         """Pairs whose outcome would tell most about s: the mutual information between the
         next outcome and the parameters (BALD), H[E p] - E H[p], over posterior draws, for
@@ -160,6 +201,7 @@ def fit_pairwise_model(
     slider_resolution: float = 0.01,
     items=None,
     allow_disconnected: bool = False,
+    count: str | None = None,
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
@@ -172,13 +214,15 @@ def fit_pairwise_model(
     ``comparisons`` (item_a, item_b, outcome in {win, tie, loss} from item_a),
     ``scalars`` (item, value in [0, 1]) and ``strengths`` (item_a, item_b, strength in
     [-strength_max, strength_max], positive = item_a better); each optionally with an
-    ``annotator`` column. ``target_accept`` defaults to 0.95 when slider biases are
+    ``annotator`` column. Aggregated comparisons (one row per distinct judgement with a column
+    of how many times it was made, as R's BradleyTerry2 data come) need ``count=`` naming that
+    column; a count-like column left unnamed is an error, not silently ignored. ``target_accept`` defaults to 0.95 when slider biases are
     estimated (several annotators and slider values: with few sliders per annotator, 0.9 left
     a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise. Warns
     (ConvergenceWarning) if the chains did not converge."""
     data = prepare_data(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
-        items=items, allow_disconnected=allow_disconnected,
+        items=items, allow_disconnected=allow_disconnected, count=count,
     )
     model = build_pairwise_model(data, link=link, prior=prior, annotator_effects=annotator_effects, slider_resolution=slider_resolution)
     if target_accept is None:

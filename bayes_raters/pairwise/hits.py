@@ -14,6 +14,7 @@ import pandas as pd
 
 from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.input_checks import id_type_advice
 from bayes_raters.pairwise.updates import OUTCOME_CODES
 
 
@@ -26,6 +27,7 @@ def item_positions(items: pd.Index, ids: pd.Series, column: str, what: str) -> n
         raise InvalidInputError(
             f"{what}: column {column!r} names {unknown.sum()} row(s) with item(s) not in the "
             f"state, e.g. {shown}. Build the state with every item id you will judge."
+            f"{id_type_advice(np.asarray(shown, dtype=object), pd.Series(items))}"
         )
     return positions.astype(np.int64)
 
@@ -34,7 +36,7 @@ def pair_ids(table: pd.DataFrame, column: str, what: str) -> tuple[pd.Series, pd
     """The ``item_a`` and ``item_b`` ids of a pair table with a ``column`` of judgements,
     checked present and different within each row."""
     table = _require_frame(table, what)
-    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", column: column}, what)
+    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", column: column}, what, renamable=False)
     first, second = _ids(table, "item_a", what), _ids(table, "item_b", what)
     same = first.to_numpy() == second.to_numpy()
     if same.any():
@@ -43,6 +45,37 @@ def pair_ids(table: pd.DataFrame, column: str, what: str) -> tuple[pd.Series, pd
             f"{_quote_rows(table, same)}. Drop these rows."
         )
     return first, second
+
+
+#: Column names that usually hold the number of identical judgements a row stands for.
+COUNT_NAMES = ("n", "count", "counts", "freq", "frequency", "weight", "weights", "times", "n_comparisons")
+
+
+def reject_count_column(table: pd.DataFrame, what: str, advice: str) -> None:
+    """Raise when the table has a count-like numeric column (name in :data:`COUNT_NAMES`, a
+    value other than 1) that would be ignored: aggregated data such as R's BradleyTerry2
+    tables were read as one judgement per row (12 comparisons instead of 3,727)."""
+    for column in table.columns:
+        values = table[column]
+        if str(column).lower() in COUNT_NAMES and pd.api.types.is_numeric_dtype(values) and (values != 1).any():
+            raise InvalidInputError(
+                f"{what}: column {column!r} looks like the number of identical judgements each row stands for "
+                f"({values.min():g} to {values.max():g}, {values.sum():g} in all over {len(table)} rows), but each "
+                f"row would be read as one judgement. {advice.format(column=column)}"
+            )
+
+
+def expand_counts(table: pd.DataFrame, count: str, what: str) -> pd.DataFrame:
+    """Repeat each row of ``table`` as many times as its ``count`` column says (whole numbers
+    >= 0), so that aggregated judgements become one row per judgement."""
+    _require_columns(table, {"count": count}, what)
+    counts = _numeric_scores(table, count, what).to_numpy()
+    bad = (counts < 0) | (counts != np.round(counts))
+    if bad.any():
+        raise InvalidInputError(
+            f"{what}: the count column {count!r} must hold whole numbers >= 0; bad rows: {_quote_rows(table, bad)}."
+        )
+    return table.loc[table.index.repeat(counts.astype(np.int64))].drop(columns=count).reset_index(drop=True)
 
 
 def outcome_labels(table: pd.DataFrame, what: str) -> pd.Series:
@@ -58,8 +91,13 @@ def outcome_labels(table: pd.DataFrame, what: str) -> pd.Series:
 
 def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparisons") -> dict[str, np.ndarray]:
     """Columns ``item_a, item_b, outcome`` (outcome in {"win", "tie", "loss"} from item_a)
-    -> integer positions and outcome codes, in row order."""
+    -> integer positions and outcome codes, in row order. A count column is refused: online
+    updates read one judgement per row, in order."""
     first_ids, second_ids = pair_ids(table, "outcome", what)
+    reject_count_column(
+        table, what, "Online methods read one judgement per row, in order: repeat the rows first, e.g. "
+        "table.loc[table.index.repeat(table[{column!r}])], or drop the column.",
+    )
     outcome = outcome_labels(table, what).map(OUTCOME_CODES)
     return {
         "first": item_positions(items, first_ids, "item_a", what),
@@ -72,7 +110,7 @@ def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
     """The ``value`` column of a scalar-judgement table (columns ``item, value``), checked
     to be numbers in [0, 1]."""
     table = _require_frame(table, what)
-    _require_columns(table, {"item": "item", "value": "value"}, what)
+    _require_columns(table, {"item": "item", "value": "value"}, what, renamable=False)
     value = _numeric_scores(table, "value", what).to_numpy()
     outside = (value < 0.0) | (value > 1.0)
     if outside.any():
@@ -92,7 +130,7 @@ def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar j
 def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:
     """Columns ``hit, item, value``: each HIT a set of distinct items with scalars in [0, 1]."""
     hits = _require_frame(hits, what)
-    _require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what)
+    _require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what, renamable=False)
     out = pd.DataFrame({"hit": _ids(hits, "hit", what).to_numpy(), "item": _ids(hits, "item", what).to_numpy()})
     out["value"] = unit_values(hits, what)
     repeated = out.duplicated(["hit", "item"], keep=False).to_numpy()

@@ -36,6 +36,8 @@ Model card: ``models/pairwise_beta_latent.md``.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,9 +48,9 @@ from scipy import special
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
-from bayes_raters.data import _ids, _numeric_scores, _quote_rows
-from bayes_raters.errors import InsufficientDataError, InvalidInputError
-from bayes_raters.pairwise.hits import outcome_labels, pair_ids, unit_values
+from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_frame
+from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
 
 LINKS = ("rao-kupper", "probit")
 OUTCOME_INDEX = {"loss": 0, "tie": 1, "win": 2}  # category of the observed outcome seen from item_a
@@ -65,6 +67,7 @@ class PairwiseData:
     strengths: pd.DataFrame  # a, b, value (scaled to [-1, 1]), annotator
     systems: pd.Series | None  # item -> system
     strength_max: float
+    groups: pd.Series | None = None  # item -> unlinked group (only when the design has several)
 
 
 def _annotator_column(table: pd.DataFrame, annotator: str | None, what: str) -> pd.Series:
@@ -78,9 +81,13 @@ def _require_rows(table: pd.DataFrame, what: str) -> None:
         raise InvalidInputError(f"{what}: the table has no rows.")
 
 
-def _check_comparisons(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
+def _check_comparisons(table: pd.DataFrame, annotator: str | None, count: str | None = None) -> pd.DataFrame:
     what = "comparisons"
+    if count is not None:
+        table = expand_counts(_require_frame(table, what), count, what)
     first, second = pair_ids(table, "outcome", what)
+    if count is None:
+        reject_count_column(table, what, "Pass count={column!r} to use it as the number of judgements, or drop the column.")
     _require_rows(table, what)
     outcome = outcome_labels(table, what).map(OUTCOME_INDEX).to_numpy(np.int64)
     return pd.DataFrame(
@@ -125,29 +132,44 @@ def _components(items: pd.Index, pairs: list[tuple[np.ndarray, np.ndarray]]) -> 
     return connected_components(graph, directed=False)[1]
 
 
-def check_connected(data: PairwiseData, allow_disconnected: bool = False) -> None:
+def check_connected(data: PairwiseData, allow_disconnected: bool = False) -> pd.Series | None:
     """A comparison graph in several pieces leaves their relative position to the prior:
     an error unless every piece has an item anchored by a scalar judgement (or
-    ``allow_disconnected``). The message names the pieces."""
+    ``allow_disconnected``, which warns instead). The message names the pieces. Returns the
+    group of every item (numbered from 0 in order of first appearance) when there are several
+    groups, else None."""
     edges = [
         (data.items.get_indexer(t["item_a"]), data.items.get_indexer(t["item_b"]))
         for t in (data.comparisons, data.strengths)
         if len(t)
     ]
     labels = _components(data.items, edges)
-    if len(set(labels)) == 1 or allow_disconnected:
-        return
+    if len(set(labels)) == 1:
+        return None
     anchored = np.zeros(len(data.items), dtype=bool)
     anchored[data.items.get_indexer(data.scalars["item"])] = True
     groups = pd.Series(data.items.to_numpy()).groupby(labels)
     floating = [group.tolist() for label, group in groups if not anchored[labels == label].any()]
-    if floating:
-        shown = "; ".join(f"{len(g)} item(s) {g[:4]}{' ...' if len(g) > 4 else ''}" for g in floating[:5])
+    numbered = pd.Series(pd.factorize(labels)[0], index=data.items, name="group")
+    if not floating:
+        return numbered
+    shown = "; ".join(f"{len(g)} item(s) {g[:4]}{' ...' if len(g) > 4 else ''}" for g in floating[:5])
+    message = (
+        f"the comparisons form {len(set(labels))} disconnected groups and {len(floating)} of them "
+        f"have no scalar judgement to anchor them: {shown}."
+    )
+    if not allow_disconnected:
         raise InsufficientDataError(
-            f"the comparisons form {len(set(labels))} disconnected groups and {len(floating)} of them "
-            f"have no scalar judgement to anchor them: {shown}. Compare items across groups, add "
-            "scalar judgements, or pass allow_disconnected=True to let the prior place them."
+            f"{message} Compare items across groups, add scalar judgements, or pass "
+            "allow_disconnected=True to let the prior place them."
         )
+    warnings.warn(
+        f"{message} Values and ranks across these groups rest on the prior alone; the result's "
+        "item_table() has a 'group' column: compare items within a group.",
+        InputWarning,
+        stacklevel=4,
+    )
+    return numbered
 
 
 def prepare_data(
@@ -160,12 +182,15 @@ def prepare_data(
     strength_max: float = 1.0,
     items=None,
     allow_disconnected: bool = False,
+    count: str | None = None,
 ) -> PairwiseData:
     """Validate every input, build the item and annotator coordinates (order of first
-    appearance, or ``items``), and check that the design identifies the latent values."""
+    appearance, or ``items``), and check that the design identifies the latent values.
+    ``count`` names a column of ``comparisons`` holding how many identical judgements each
+    row stands for (aggregated data); the rows are repeated accordingly."""
     if comparisons is None and scalars is None and strengths is None:
         raise InvalidInputError("give at least one of comparisons, scalars or strengths.")
-    comp = _check_comparisons(comparisons, annotator) if comparisons is not None else pd.DataFrame(columns=["item_a", "item_b", "outcome", "annotator"])
+    comp = _check_comparisons(comparisons, annotator, count) if comparisons is not None else pd.DataFrame(columns=["item_a", "item_b", "outcome", "annotator"])
     scal = _check_scalars(scalars, annotator) if scalars is not None else pd.DataFrame(columns=["item", "value", "annotator"])
     stre = _check_strengths(strengths, annotator, strength_max) if strengths is not None else pd.DataFrame(columns=["item_a", "item_b", "value", "annotator"])
     seen = pd.unique(np.concatenate([comp["item_a"], comp["item_b"], scal["item"], stre["item_a"], stre["item_b"]]).astype(object))
@@ -191,8 +216,7 @@ def prepare_data(
             raise InvalidInputError(f"systems= has no system for {len(missing)} item(s), e.g. {missing[:5].tolist()}.")
         system_series = system_series.reindex(item_index).astype(str).rename("system")
     data = PairwiseData(item_index, annotators, comp, scal, stre, system_series, float(strength_max))
-    check_connected(data, allow_disconnected)
-    return data
+    return dataclasses.replace(data, groups=check_connected(data, allow_disconnected))
 
 
 def _rao_kupper_logp(lam_a, lam_b, epsilon):

@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError
+from bayes_raters.errors import InvalidInputError, PersistenceError
 from bayes_raters.pairwise import updates
+from bayes_raters.persistence import load_dataset, save_dataset
 from bayes_raters.pairwise.hits import hits_to_pairs, validate_hits, validate_pairs, validate_scalars
 
 STATE_ATTR = "bayes_raters_online"
@@ -67,24 +68,27 @@ class OnlineMethod:
         """A copy of the state, one value per item, plus the judgement counts."""
         data = {name: ("item", value.copy()) for name, value in self._variables().items()}
         data["n_judgements"] = ("item", self.n_judgements.copy())
-        attrs = {STATE_ATTR: json.dumps({"method": type(self).__name__, "hyperparameters": self.hyperparameters})}
+        attrs = {STATE_ATTR: json.dumps(self._config())}
         return xr.Dataset(data, coords={"item": self.items.to_numpy()}, attrs=attrs)
 
+    def _config(self) -> dict:
+        return {"method": type(self).__name__, "hyperparameters": self.hyperparameters}
+
     def save(self, path: str | Path) -> Path:
-        """Write the state and hyperparameters to netCDF; resume with ``load``."""
-        path = Path(path)
-        self.state.to_netcdf(path, engine="h5netcdf")
-        return path
+        """Write the state and hyperparameters to netCDF (with a checksum, verified by
+        ``load``); resume with ``load``."""
+        state = self.state
+        state.attrs = {}
+        return save_dataset(state, path, self._config())
 
     @classmethod
     def load(cls, path: str | Path) -> OnlineMethod:
-        """Rebuild a method from a file written by ``save``."""
-        with xr.open_dataset(path, engine="h5netcdf") as opened:
-            state = opened.load()
-        config = json.loads(state.attrs.get(STATE_ATTR, "{}"))
+        """Rebuild a method from a file written by ``save``; a damaged or foreign file raises
+        :class:`~bayes_raters.errors.PersistenceError`."""
+        state, config = load_dataset(path)
         method = _METHODS.get(config.get("method"))
         if method is None or not issubclass(method, cls):
-            raise InvalidInputError(f"{path} does not hold a saved {cls.__name__} state (found {config or 'none'}).")
+            raise PersistenceError(f"{path} does not hold a saved {cls.__name__} state (found {config or 'none'}).")
         restored = method(state["item"].values, **config["hyperparameters"])
         restored._set_variables({name: state[name].values.copy() for name in restored._variables()})
         restored.n_judgements = state["n_judgements"].values.astype(np.int64)

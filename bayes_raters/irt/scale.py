@@ -1,0 +1,46 @@
+"""Compare fitted IRT models with LOO, and build a scale by dropping flagged items."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import pandas as pd
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.irt.fit import IRTResult, fit_irt
+
+
+def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
+    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}.
+    All fits must use the same method: marginal fits are compared over respondents, joint
+    fits over answers."""
+    methods = {result.method for result in results.values()}
+    if len(methods) > 1:
+        raise InvalidInputError(
+            "compare fits of one method: marginal fits leave out respondents, joint fits leave out answers; "
+            "refit with the same method= for all."
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return az.compare({name: result.idata for name, result in results.items()})
+
+
+def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFrame]:
+    """Drop the flagged items, refit the same model, and report the scale before and after:
+    items kept and empirical reliability. Returns ``(refitted, report)``."""
+    items = result.item_table()
+    kept = items.index[~items["flagged"]]
+    if len(kept) < 2:
+        raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
+    subset = result.table[result.table["item"].isin(kept)]
+    fit_kwargs.setdefault("method", result.method)
+    refit = fit_irt(subset, result.model, n_options=result.n_options, hierarchical=result.hierarchical, **fit_kwargs)
+    report = pd.DataFrame(
+        {
+            "items": [len(items), len(kept)],
+            "reliability": [result.reliability(), refit.reliability()],
+        },
+        index=pd.Index(["before", "after"], name="scale"),
+    )
+    return refit, report

@@ -1,0 +1,53 @@
+"""Run simulation-based calibration for the model cards and store ranks, table and plot.
+
+    .venv/bin/python models/sbc.py [NAME ...] [--simulations 200] [--workers 2]
+
+NAME is a key of ``bayes_raters.sbc_models.CONFIGURATIONS`` (default: all). For each it
+writes ``models/sbc/NAME_ranks.csv`` (one row per simulation), ``NAME.csv`` (the uniformity
+table of ``bayes_raters.sbc.uniformity_table``) and ``NAME.png`` (ECDF-difference plot),
+and prints the table with the wall time and the machine. ``make validate`` runs the same
+simulations (``tests/test_sbc.py``, slow) and asserts that no quantity fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import platform
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from bayes_raters.sbc import plot_sbc, run_sbc, uniformity_table
+from bayes_raters.sbc_models import CONFIGURATIONS
+
+OUT = Path(__file__).parent / "sbc"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", default=list(CONFIGURATIONS))
+    parser.add_argument("--simulations", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}")
+    for name in args.names:
+        start = time.perf_counter()
+        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            ranks = run_sbc(CONFIGURATIONS[name], args.simulations, seed=args.seed, executor=pool)
+        table = uniformity_table(ranks)
+        ranks.to_csv(OUT / f"{name}_ranks.csv", index=False)
+        table.to_csv(OUT / f"{name}.csv", float_format="%.4g")
+        plot = plot_sbc(ranks)
+        plot.savefig(OUT / f"{name}.png")
+        wall = time.perf_counter() - start
+        print(f"\n== {name}: {args.simulations} simulations, {wall:.0f} s wall, {args.workers} workers, "
+              f"{ranks['converged'].mean():.0%} of fits converged; fails: {int(table['fails'].sum())}")
+        print(table.to_string(float_format=lambda x: f"{x:.3f}"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Property-based fuzzing of every public entry point that takes a table (issue "Trust",
+point 3): random frames with wrong dtypes, NaN, inf, duplicates, empty frames and odd ids.
+Only a BayesRatersError, a BayesRatersWarning or a correct-looking result may come out; any
+other exception type (KeyError, TypeError, numpy errors, ...) fails the test. Each test counts
+its examples in ``EXAMPLES`` and the last test prints the total."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bayes_raters.cli import main
+from bayes_raters.ctt.model import build_true_score_model
+from bayes_raters.ctt.prmse import prmse_table
+from bayes_raters.data import validate_ratings, validate_system_scores, wide_to_long
+from bayes_raters.errors import BayesRatersError, BayesRatersWarning
+from bayes_raters.irt import build_irt_model, validate_responses
+from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
+from bayes_raters.pairwise.online import EASL, BoundedRA, TrueSkill
+
+EXAMPLES: Counter = Counter()
+
+IDS = st.one_of(
+    st.integers(-3, 6),
+    st.sampled_from(["a", "b", "c", " a", "a ", "3", "3.0", "", "x;y", "Jürgen", "NaN"]),
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.booleans(),
+)
+SCORES = st.one_of(
+    st.sampled_from([1, 2, 3, 4, 5, 6]),
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["3", "4.5", "x", "", "true", "False", " 2 "]),
+    st.booleans(),
+    st.none(),
+)
+
+
+#: Plausible values per column name, so that many frames get past validation and reach the
+#: numerics; a few cells are then replaced by anything.
+PLAUSIBLE = {
+    "response": st.integers(0, 4), "rater": st.sampled_from(["r1", "r2", "r3"]), "system": st.sampled_from(["m1", "m2"]),
+    "score": st.integers(1, 6), "h1": st.integers(1, 6), "h2": st.integers(1, 6), "m": st.floats(0, 7),
+    "respondent": st.integers(0, 6), "item": st.sampled_from(["a", "b", "c"]), "correct": st.integers(0, 1),
+    "item_a": st.sampled_from(["a", "b"]), "item_b": st.sampled_from(["c", "d", "a"]),
+    "outcome": st.sampled_from(["win", "tie", "loss"]), "value": st.floats(0, 1),
+}
+
+
+@st.composite
+def frames(draw, names, extra=("n", "annotator", "weight", "junk")):
+    """A frame with a random subset (usually all) of ``names`` plus maybe extra columns,
+    0-14 rows. Half the frames hold plausible values with a few cells replaced by anything;
+    the other half hold one arbitrary kind of value (or a mix) per column."""
+    usually = st.sampled_from([True] * 9 + [False])  # hypothesis favours the first choice
+    columns = [c for c in names if draw(usually)]
+    columns += [c for c in extra if not draw(usually)]
+    rows = draw(st.one_of(st.integers(5, 14), st.integers(0, 4)))
+    plausible = draw(st.sampled_from([True, True, False]))
+    data = {}
+    for column in columns:
+        if plausible and column in PLAUSIBLE:
+            values = draw(st.lists(PLAUSIBLE[column], min_size=rows, max_size=rows))
+            if rows and draw(st.sampled_from([False, False, False, True])):
+                values[draw(st.integers(0, rows - 1))] = draw(st.one_of(IDS, SCORES))
+        else:
+            pool = draw(st.sampled_from([IDS, SCORES, st.sampled_from(["win", "tie", "loss", "draw"]), st.integers(0, 3)]))
+            values = draw(st.lists(pool, min_size=rows, max_size=rows))
+        data[column] = values
+    frame = pd.DataFrame(data, columns=columns)
+    keys = [c for c in names[:2] if c in frame.columns]
+    if plausible and keys and draw(usually):  # mostly one row per key, as real tables
+        frame = frame.drop_duplicates(subset=keys).reset_index(drop=True)
+    return frame
+
+
+def _survives(call, name: str) -> None:
+    """Run ``call``; only package errors and warnings may escape."""
+    EXAMPLES[name] += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesRatersWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # a stray numpy warning is a bug too
+        try:
+            call()
+        except BayesRatersError:
+            return
+    EXAMPLES[name + " (result)"] += 1
+
+
+RATINGS = ("response", "rater", "score")
+SYSTEMS = ("response", "system", "score")
+
+
+@settings(max_examples=200)
+@given(frames(RATINGS), frames(SYSTEMS))
+def test_ratings_validators_and_closed_form(ratings, systems):
+    _survives(lambda: validate_ratings(ratings), "validate_ratings")
+    _survives(lambda: validate_system_scores(systems), "validate_system_scores")
+    _survives(lambda: prmse_table(ratings, systems), "prmse_table")
+
+
+@settings(max_examples=100)
+@given(frames(("response", "h1", "h2", "m")))
+def test_wide_conversion(wide):
+    _survives(lambda: wide_to_long(wide, ["h1", "h2"], response_column="response"), "wide_to_long")
+
+
+@settings(max_examples=40)
+@given(frames(RATINGS), frames(SYSTEMS))
+def test_true_score_builder(ratings, systems):
+    _survives(lambda: build_true_score_model(ratings, systems, joint=True), "build_true_score_model")
+
+
+@settings(max_examples=40)
+@given(frames(("respondent", "item", "correct")))
+def test_irt_validator_and_builder(answers):
+    _survives(lambda: validate_responses(answers), "validate_responses")
+    _survives(lambda: build_irt_model(answers, "2pl"), "build_irt_model")
+
+
+@settings(max_examples=40)
+@given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
+def test_pairwise_preparation_and_builder(comparisons, scalars):
+    def build():
+        build_pairwise_model(prepare_data(comparisons, scalars, allow_disconnected=True))
+
+    _survives(build, "prepare_data + build_pairwise_model")
+
+
+@settings(max_examples=150)
+@given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
+def test_online_observers(comparisons, scalars):
+    items = ["a", "b", "c", "d", 3, " a"]
+    _survives(lambda: TrueSkill(items).observe_pairs(comparisons), "TrueSkill.observe_pairs")
+    _survives(lambda: BoundedRA(items).observe_pairs(comparisons), "BoundedRA.observe_pairs")
+    _survives(lambda: EASL(items).observe_scalars(scalars), "EASL.observe_scalars")
+
+
+@settings(max_examples=80)
+@given(frames(RATINGS), frames(SYSTEMS), st.sampled_from([",", ";"]))
+def test_cli_prmse(tmp_path_factory, ratings, systems, sep):
+    folder = tmp_path_factory.mktemp("cli")
+    ratings.to_csv(folder / "r.csv", index=False, sep=sep)
+    systems.to_csv(folder / "s.csv", index=False, sep=sep)
+    EXAMPLES["cli main"] += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        code = main(["prmse", str(folder / "r.csv"), "--systems", str(folder / "s.csv")])
+    assert code in (0, 2)
+    EXAMPLES["cli main (result)"] += code == 0
+
+
+def test_zz_report_examples(capsys):
+    """Prints the number of fuzzed examples per entry point (run last in this file)."""
+    if not EXAMPLES:
+        pytest.skip("run with the other tests of this file")
+    results = sum(v for k, v in EXAMPLES.items() if k.endswith("(result)"))
+    calls = sum(EXAMPLES.values()) - results
+    with capsys.disabled():
+        print(f"\nfuzzed calls: {calls}, of which {results} returned a result (the rest a BayesRatersError); "
+              + ", ".join(f"{k} {v}" for k, v in sorted(EXAMPLES.items())))
+    assert calls >= 300 and results >= 30
