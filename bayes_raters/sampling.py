@@ -68,8 +68,13 @@ class ConvergenceReport:
 
 
 def _worst(values: xr.Dataset, reducer) -> float:
-    finite = [reducer(values[name].values) for name in values.data_vars if np.size(values[name].values)]
-    return float(reducer(np.array(finite))) if finite else float("nan")
+    """The worst non-NaN value over all variables (``reducer`` is np.max or np.min; an
+    infinite R-hat counts); NaN when all are NaN (R-hat of a single chain), without numpy's
+    All-NaN RuntimeWarning."""
+    finite = [np.asarray(values[name].values, dtype=float).ravel() for name in values.data_vars]
+    finite = np.concatenate(finite) if finite else np.empty(0)
+    finite = finite[~np.isnan(finite)]
+    return float(reducer(finite)) if finite.size else float("nan")
 
 
 def convergence_report(idata: xr.DataTree, var_names: Sequence[str] | None = None) -> ConvergenceReport:
@@ -81,9 +86,9 @@ def convergence_report(idata: xr.DataTree, var_names: Sequence[str] | None = Non
     ess_tail = az.ess(posterior, var_names=names, method="tail")
     diverging = idata["sample_stats"]["diverging"] if "sample_stats" in idata.children else None
     return ConvergenceReport(
-        max_r_hat=_worst(r_hat, np.nanmax),
-        min_ess_bulk=_worst(ess_bulk, np.nanmin),
-        min_ess_tail=_worst(ess_tail, np.nanmin),
+        max_r_hat=_worst(r_hat, np.max),
+        min_ess_bulk=_worst(ess_bulk, np.min),
+        min_ess_tail=_worst(ess_tail, np.min),
         divergences=int(diverging.sum()) if diverging is not None else 0,
         chains=posterior.sizes["chain"],
         draws=posterior.sizes["draw"],

@@ -204,6 +204,18 @@ def test_one_chain_is_reported_as_unchecked_not_as_nan():
         warn_if_not_converged(report, "model")
 
 
+def test_single_chain_report_raises_no_numpy_warning():
+    """R-hat of one chain is NaN everywhere: the report says NaN without numpy's All-NaN
+    RuntimeWarning (issue "Trust", point 6); an infinite R-hat still counts as the worst."""
+    from bayes_raters.sampling import _worst
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(_worst(xr.Dataset({"a": ("x", [np.nan, np.nan])}), np.max))
+        assert _worst(xr.Dataset({"a": ("x", [1.0, np.nan]), "b": ("y", [np.inf])}), np.max) == np.inf
+        assert _worst(xr.Dataset({"a": ("x", [400.0, np.nan]), "b": ("y", [350.0])}), np.min) == 350.0
+
+
 # ---- persistence -------------------------------------------------------------------------
 
 

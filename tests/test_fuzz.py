@@ -97,9 +97,43 @@ RATINGS = ("response", "rater", "score")
 SYSTEMS = ("response", "system", "score")
 
 
+@st.composite
+def designs(draw):
+    """A valid essay-scoring design (3-9 responses, each rated by two of three raters on 1-6,
+    one or two systems), then usually damaged: a few cells replaced by anything, a row
+    duplicated or dropped. Reaches the numerics far more often than :func:`frames`."""
+    n = draw(st.integers(3, 9))
+    raters = ["r1", "r2", "r3"]
+    first = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    rows = [(i, raters[r], draw(st.integers(1, 6))) for i, r in enumerate(first)]
+    rows += [(i, raters[(r + 1) % 3], draw(st.integers(1, 6))) for i, r in enumerate(first)]
+    ratings = pd.DataFrame(rows, columns=list(RATINGS))
+    systems = pd.DataFrame(
+        [(i, s, draw(st.floats(0, 7))) for i in range(n) for s in draw(st.sampled_from([["m1"], ["m1", "m2"]]))],
+        columns=list(SYSTEMS),
+    )
+    return _damaged(draw, ratings), _damaged(draw, systems)
+
+
+def _damaged(draw, frame: pd.DataFrame) -> pd.DataFrame:
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2]))):
+        column = draw(st.sampled_from(list(frame.columns)))
+        frame[column] = frame[column].astype(object)
+        frame.loc[draw(st.integers(0, len(frame) - 1)), column] = draw(st.one_of(IDS, SCORES))
+    row = draw(st.integers(0, len(frame) - 1))
+    change = draw(st.sampled_from(["none", "none", "duplicate", "drop"]))
+    if change == "duplicate":
+        return pd.concat([frame, frame.iloc[[row]]], ignore_index=True)
+    return frame.drop(index=row).reset_index(drop=True) if change == "drop" else frame
+
+
+TABLE_PAIRS = st.one_of(st.tuples(frames(RATINGS), frames(SYSTEMS)), designs())
+
+
 @settings(max_examples=200)
-@given(frames(RATINGS), frames(SYSTEMS))
-def test_ratings_validators_and_closed_form(ratings, systems):
+@given(TABLE_PAIRS)
+def test_ratings_validators_and_closed_form(tables):
+    ratings, systems = tables
     _survives(lambda: validate_ratings(ratings), "validate_ratings")
     _survives(lambda: validate_system_scores(systems), "validate_system_scores")
     _survives(lambda: prmse_table(ratings, systems), "prmse_table")
@@ -112,8 +146,9 @@ def test_wide_conversion(wide):
 
 
 @settings(max_examples=40)
-@given(frames(RATINGS), frames(SYSTEMS))
-def test_true_score_builder(ratings, systems):
+@given(TABLE_PAIRS)
+def test_true_score_builder(tables):
+    ratings, systems = tables
     _survives(lambda: build_true_score_model(ratings, systems, joint=True), "build_true_score_model")
 
 
@@ -143,15 +178,18 @@ def test_online_observers(comparisons, scalars):
 
 
 @settings(max_examples=80)
-@given(frames(RATINGS), frames(SYSTEMS), st.sampled_from([",", ";"]))
-def test_cli_prmse(tmp_path_factory, ratings, systems, sep):
+@given(TABLE_PAIRS, st.sampled_from([",", ";"]), st.booleans())
+def test_cli_prmse(tmp_path_factory, tables, sep, sep_given):
+    """Files written with ',' or ';', read with the right --sep or with none (the default ',')."""
+    ratings, systems = tables
     folder = tmp_path_factory.mktemp("cli")
     ratings.to_csv(folder / "r.csv", index=False, sep=sep)
     systems.to_csv(folder / "s.csv", index=False, sep=sep)
     EXAMPLES["cli main"] += 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        code = main(["prmse", str(folder / "r.csv"), "--systems", str(folder / "s.csv")])
+        flags = ["--sep", sep] if sep_given else []
+        code = main(["prmse", str(folder / "r.csv"), "--systems", str(folder / "s.csv"), *flags])
     assert code in (0, 2)
     EXAMPLES["cli main (result)"] += code == 0
 
@@ -166,3 +204,4 @@ def test_zz_report_examples(capsys):
         print(f"\nfuzzed calls: {calls}, of which {results} returned a result (the rest a BayesRatersError); "
               + ", ".join(f"{k} {v}" for k, v in sorted(EXAMPLES.items())))
     assert calls >= 300 and results >= 30
+    assert EXAMPLES["prmse_table (result)"] >= 20 and EXAMPLES["cli main (result)"] >= 5, EXAMPLES  # the numerics are reached

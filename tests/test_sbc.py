@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -76,7 +77,7 @@ def test_sbc_ranks_are_uniform(name):
     The share of fits that pass the package's convergence rule is printed, not asserted:
     parameters drawn from the priors include extremes (sigma_T = 0.06 on a 1-6 scale) where
     2 x 1,000 draws end just under ESS 400, which is what the warning is for."""
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    with ProcessPoolExecutor(os.cpu_count() or 2, mp_context=multiprocessing.get_context("forkserver")) as pool:
         ranks = run_sbc(CONFIGURATIONS[name], 200, seed=0, executor=pool)
     table = uniformity_table(ranks)
     print(f"\n{name}: {ranks['converged'].mean():.0%} converged\n{table}")
