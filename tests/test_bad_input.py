@@ -216,6 +216,34 @@ def test_single_chain_report_raises_no_numpy_warning():
         assert _worst(xr.Dataset({"a": ("x", [400.0, np.nan]), "b": ("y", [350.0])}), np.min) == 350.0
 
 
+def test_sampler_overflow_in_warm_up_raises_no_numpy_warning(monkeypatch):
+    """PyMC's NUTS overflows in the kinetic energy of a diverging warm-up trajectory (CI:
+    ``overflow encountered in dot`` from the README example). sample_model keeps numpy's
+    warning inside the sampler and reports the divergence instead (point 6)."""
+    import pymc as pm
+
+    from bayes_raters import sampling
+
+    def diverging_sampler(**kwargs):
+        momentum = np.array([1e200, np.nan])
+        _ = 0.5 * np.dot(momentum, momentum)  # what quadpotential.velocity_energy does
+        rng = np.random.default_rng(0)
+        return xr.DataTree.from_dict(
+            {
+                "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(2, 500)))}),
+                "sample_stats": xr.Dataset({"diverging": (("chain", "draw"), np.eye(2, 500, dtype=bool))}),
+            }
+        )
+
+    monkeypatch.setattr(sampling.pm, "sample", diverging_sampler)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, report = sampling.sample_model(pm.Model(), draws=500, chains=2, random_seed=0)
+    assert report.divergences == 2
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    assert [w for w in caught if issubclass(w.category, sampling.ConvergenceWarning)]
+
+
 # ---- persistence -------------------------------------------------------------------------
 
 
