@@ -22,8 +22,12 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/bayes-raters demo
 
+# Two pytest workers (pytest-xdist): most tests sample one chain at a time, so one process
+# left a second core idle (50 min alone here at 6cb0be4). worksteal balances the long notebooks.
+TEST_WORKERS ?= 2
+
 test: install
-	$(BIN)/python -m pytest -m "not slow" -q --durations=15
+	$(BIN)/python -m pytest -m "not slow" -q --durations=15 -n $(TEST_WORKERS) --dist worksteal
 
 # Slow statistical checks (calibration, large recoveries).
 validate: install
