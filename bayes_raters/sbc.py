@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,17 +73,41 @@ def one_simulation(configuration: Configuration, seed: int) -> dict:
     return {"seed": seed, "converged": bool(converged), **ranks}
 
 
-def run_sbc(configuration: Configuration, n_simulations: int, *, seed: int = 0, executor: Executor | None = None) -> pd.DataFrame:
+def simulation_seeds(n_simulations: int, seed: int = 0) -> list[int]:
+    """The seed of each of ``n_simulations`` simulations of a run started with ``seed``."""
+    return [seed * 100_000 + k for k in range(n_simulations)]
+
+
+def run_sbc(
+    configuration: Configuration,
+    n_simulations: int,
+    *,
+    seed: int = 0,
+    executor: Executor | None = None,
+    done: pd.DataFrame | None = None,
+    on_row: Callable[[dict], None] | None = None,
+) -> pd.DataFrame:
     """Ranks of every quantity in ``n_simulations`` simulations (one row each, with its seed
-    and whether the fit converged); runs on ``executor`` if given, e.g. a
+    and whether the fit converged, sorted by seed); runs on ``executor`` if given, e.g. a
     ``ProcessPoolExecutor(mp_context=multiprocessing.get_context("forkserver"))`` (forking a
-    process that already runs PyTensor's threads may deadlock)."""
-    seeds = [seed * 100_000 + k for k in range(n_simulations)]
+    process that already runs PyTensor's threads may deadlock).
+
+    Resumable: rows of ``done`` (an earlier, interrupted run's ranks) whose seeds belong to
+    this run are kept and not simulated again, and ``on_row(row)`` is called as each new
+    simulation finishes (``models/sbc.py`` appends it to a CSV file), so hours of fits are
+    not lost when a long run is stopped."""
+    kept = [] if done is None else [r for r in done.to_dict("records") if r["seed"] in set(simulation_seeds(n_simulations, seed))]
+    todo = sorted(set(simulation_seeds(n_simulations, seed)) - {r["seed"] for r in kept})
+    rows = list(kept)
     if executor is None:
-        rows = [one_simulation(configuration, s) for s in seeds]
+        finished = (one_simulation(configuration, s) for s in todo)
     else:
-        rows = list(executor.map(one_simulation, [configuration] * n_simulations, seeds))
-    return pd.DataFrame(rows)
+        finished = (f.result() for f in as_completed([executor.submit(one_simulation, configuration, s) for s in todo]))
+    for row in finished:
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return pd.DataFrame(rows).sort_values("seed", ignore_index=True)
 
 
 def quantities(ranks: pd.DataFrame) -> list[str]:

@@ -5,7 +5,9 @@
 NAME is a key of ``bayes_raters.sbc_models.CONFIGURATIONS`` (default: all). For each it
 writes ``models/sbc/NAME_ranks.csv`` (one row per simulation), ``NAME.csv`` (the uniformity
 table of ``bayes_raters.sbc.uniformity_table``) and ``NAME.png`` (ECDF-difference plot),
-and prints the table with the wall time and the machine. ``make validate`` runs the same
+and prints the table with the wall time and the machine. Each finished simulation is
+appended to ``NAME_ranks.partial.csv`` at once; run the same command again after an
+interruption and it resumes from there (the file is removed when the run completes). ``make validate`` runs the same
 simulations (``tests/test_sbc.py``, slow) and asserts that no quantity fails.
 """
 
@@ -19,10 +21,18 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pandas as pd
+
 from bayes_raters.sbc import plot_sbc, run_sbc, uniformity_table
 from bayes_raters.sbc_models import CONFIGURATIONS
 
 OUT = Path(__file__).parent / "sbc"
+
+
+def append_row(path: Path, row: dict) -> None:
+    """Append one simulation's ranks to ``path`` (header first if new), flushed at once: an
+    interrupted run resumes from this file."""
+    pd.DataFrame([row]).to_csv(path, mode="a", header=not path.exists(), index=False)
 
 
 def main() -> None:
@@ -36,10 +46,16 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}")
     for name in args.names:
         start = time.perf_counter()
+        partial = OUT / f"{name}_ranks.partial.csv"
+        done = pd.read_csv(partial) if partial.exists() else None
+        if done is not None:
+            print(f"{name}: resuming, {len(done)} simulations already in {partial.name}")
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            ranks = run_sbc(CONFIGURATIONS[name], args.simulations, seed=args.seed, executor=pool)
+            ranks = run_sbc(CONFIGURATIONS[name], args.simulations, seed=args.seed, executor=pool, done=done,
+                            on_row=lambda row, path=partial: append_row(path, row))
         table = uniformity_table(ranks)
         ranks.to_csv(OUT / f"{name}_ranks.csv", index=False)
+        partial.unlink(missing_ok=True)
         table.to_csv(OUT / f"{name}.csv", float_format="%.4g")
         plot = plot_sbc(ranks)
         plot.savefig(OUT / f"{name}.png")

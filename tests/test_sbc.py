@@ -15,6 +15,10 @@ import pytest
 from bayes_raters.sbc import RANK_DRAWS, Configuration, as_datatree, plot_sbc, run_sbc, uniformity_table
 from bayes_raters.sbc_models import CONFIGURATIONS, fit_true_score_normal, simulate_true_score_normal
 
+# One xdist worker runs this module, so the smoke fixture is computed once (make test uses
+# --dist loadgroup; with two workers each computed it, 191 s + 147 s).
+pytestmark = pytest.mark.xdist_group("sbc_smoke")
+
 SHORT = {"draws": 400, "tune": 400, "chains": 2, "cores": 1, "target_accept": 0.95}
 
 
@@ -40,7 +44,9 @@ SMOKE = Configuration(
 
 @pytest.fixture(scope="module")
 def smoke_ranks():
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    # One pool process: the executor path (pickled configuration, forkserver) is exercised,
+    # and the other core stays with the other pytest worker.
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
         return run_sbc(SMOKE, 20, seed=1, executor=pool)
 
 
@@ -82,3 +88,28 @@ def test_sbc_ranks_are_uniform(name):
     table = uniformity_table(ranks)
     print(f"\n{name}: {ranks['converged'].mean():.0%} converged\n{table}")
     assert not table["fails"].any(), table
+
+
+def _cheap_simulate(rng):
+    return {"mu": rng.normal()}, rng.normal(size=3)
+
+
+def _cheap_fit(data, seed, calls):
+    calls.append(seed)
+    return {"mu": np.random.default_rng(seed).normal(data.mean(), 0.6, size=200)}, True
+
+
+def test_interrupted_run_resumes_without_refitting_finished_simulations():
+    """`models/sbc.py` saves each row as it finishes; run again, the saved rows are kept and
+    only the missing seeds are fitted, and the result equals an uninterrupted run."""
+    calls, saved = [], []
+    config = Configuration("cheap", _cheap_simulate, functools.partial(_cheap_fit, calls=calls))
+    whole = run_sbc(config, 5, seed=2)
+    calls.clear()
+    resumed = run_sbc(config, 5, seed=2, done=whole.iloc[[4, 0, 2]], on_row=saved.append)
+    assert sorted(calls) == [200_001, 200_003] and sorted(row["seed"] for row in saved) == calls
+    pd.testing.assert_frame_equal(resumed, whole)
+    foreign = whole.assign(seed=whole["seed"] + 7)  # rows of another run are not taken
+    calls.clear()
+    run_sbc(config, 5, seed=2, done=foreign)
+    assert len(calls) == 5
