@@ -23,12 +23,11 @@ demo: install
 	$(BIN)/bayes-raters demo
 
 # Two pytest workers (pytest-xdist): most tests sample one chain at a time, so one process
-# left a second core idle (50 min alone here at 6cb0be4). loadgroup keeps the tests of one
-# expensive module fixture (xdist_group marks) on one worker, so the fixture is computed once.
+# left a second core idle (50 min alone here at 6cb0be4). worksteal balances the long notebooks.
 TEST_WORKERS ?= 2
 
 test: install
-	$(BIN)/python -m pytest -m "not slow" -q --durations=15 -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -m "not slow" -q --durations=15 -n $(TEST_WORKERS) --dist worksteal
 
 # Slow statistical checks (calibration, large recoveries).
 validate: install

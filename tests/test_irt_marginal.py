@@ -87,8 +87,7 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
         assert {"a", "b"} <= {v.name for v in irt.deterministics}
 
 
-# The tests of small_fit run on one pytest-xdist worker (make test: --dist loadgroup), so the
-# fit is made once; with two workers each made it (108 s + 91 s).
+# Grouped for pytest-xdist's --dist loadgroup (not used by make test; see tests/test_sbc.py).
 ON_ONE_WORKER = pytest.mark.xdist_group("irt_marginal_small_fit")
 
 
