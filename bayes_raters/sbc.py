@@ -96,8 +96,9 @@ def run_sbc(
     this run are kept and not simulated again, and ``on_row(row)`` is called as each new
     simulation finishes (``models/sbc.py`` appends it to a CSV file), so hours of fits are
     not lost when a long run is stopped."""
-    kept = [] if done is None else [r for r in done.to_dict("records") if r["seed"] in set(simulation_seeds(n_simulations, seed))]
-    todo = sorted(set(simulation_seeds(n_simulations, seed)) - {r["seed"] for r in kept})
+    seeds = set(simulation_seeds(n_simulations, seed))
+    kept = [] if done is None else [r for r in done.to_dict("records") if r["seed"] in seeds]
+    todo = sorted(seeds - {r["seed"] for r in kept})
     rows = list(kept)
     if executor is None:
         finished = (one_simulation(configuration, s) for s in todo)

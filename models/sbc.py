@@ -7,8 +7,8 @@ writes ``models/sbc/NAME_ranks.csv`` (one row per simulation), ``NAME.csv`` (the
 table of ``bayes_raters.sbc.uniformity_table``) and ``NAME.png`` (ECDF-difference plot),
 and prints the table with the wall time and the machine. Each finished simulation is
 appended to ``NAME_ranks.partial.csv`` at once; run the same command again after an
-interruption and it resumes from there (the file is removed when the run completes). ``make validate`` runs the same
-simulations (``tests/test_sbc.py``, slow) and asserts that no quantity fails.
+interruption and it resumes from there (the file is removed when the run completes).
+``make validate`` runs the same simulations (``tests/test_sbc.py``, slow) and asserts that no quantity fails.
 """
 
 from __future__ import annotations

@@ -87,10 +87,6 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
         assert {"a", "b"} <= {v.name for v in irt.deterministics}
 
 
-# Grouped for pytest-xdist's --dist loadgroup (not used by make test; see tests/test_sbc.py).
-ON_ONE_WORKER = pytest.mark.xdist_group("irt_marginal_small_fit")
-
-
 @pytest.fixture(scope="module")
 def small_fit():
     table, truth = simulate_responses(300, 8, missing=0.1, random_seed=5)
@@ -98,7 +94,6 @@ def small_fit():
     return table, truth, fit_irt(table, "2pl", random_seed=6, **{**FAST, "draws": 2000})
 
 
-@ON_ONE_WORKER
 def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
     table, truth, result = small_fit
     posterior = result.posterior
@@ -116,7 +111,6 @@ def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
     assert result.loo().elpd < 0 and len(result.item_table()) == 8
 
 
-@ON_ONE_WORKER
 def test_same_seed_same_draws_theta_included(small_fit):
     """Short fits (2 x (100 + 100)): whether draws repeat is the point, not convergence."""
     table, _, _ = small_fit
@@ -129,7 +123,6 @@ def test_same_seed_same_draws_theta_included(small_fit):
     assert not np.array_equal(first.posterior["theta"].values, other.posterior["theta"].values)
 
 
-@ON_ONE_WORKER
 def test_save_and_load_round_trip_losslessly(small_fit, tmp_path):
     _, _, result = small_fit
     loaded = IRTResult.load(result.save(tmp_path / "irt.nc"))
@@ -142,7 +135,6 @@ def test_save_and_load_round_trip_losslessly(small_fit, tmp_path):
     np.testing.assert_array_equal(loaded.loo().elpd_i, result.loo().elpd_i)
 
 
-@ON_ONE_WORKER
 def test_comparing_marginal_and_joint_fits_is_refused(small_fit):
     table, _, marginal = small_fit
     joint = dataclasses.replace(marginal, method="joint")  # the check looks at the method only

@@ -15,10 +15,6 @@ import pytest
 from bayes_raters.sbc import RANK_DRAWS, Configuration, as_datatree, plot_sbc, run_sbc, uniformity_table
 from bayes_raters.sbc_models import CONFIGURATIONS, fit_true_score_normal, simulate_true_score_normal
 
-# Grouped for pytest-xdist's --dist loadgroup, which make test does NOT use: on a clean clone
-# loadgroup still built this fixture on both workers and split test_fuzz's report test away.
-pytestmark = pytest.mark.xdist_group("sbc_smoke")
-
 SHORT = {"draws": 400, "tune": 400, "chains": 2, "cores": 1, "target_accept": 0.95}
 
 
