@@ -81,6 +81,11 @@ def _as_numbers(values: pd.Series, booleans: bool) -> pd.Series | None:
     return coerced
 
 
+#: Largest score magnitude accepted: squares stay below 1e200, so sums of squares over any
+#: realistic number of rows cannot overflow float64 (a fuzzed 4.8e155 gave PRMSE -inf).
+MAX_ABS_SCORE = 1e100
+
+
 def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool = False) -> pd.Series:
     values = table[column]
     numbers = _as_numbers(values, booleans)
@@ -105,6 +110,12 @@ def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool 
     if infinite.any():
         raise InvalidInputError(
             f"{what}: column {column!r} has infinite score(s): {_quote_rows(table, infinite)}."
+        )
+    huge = np.abs(scores.to_numpy()) > MAX_ABS_SCORE
+    if huge.any():
+        raise InvalidInputError(
+            f"{what}: column {column!r} has score(s) beyond +-{MAX_ABS_SCORE:g}: {_quote_rows(table, huge)}. "
+            "Sums of squared scores would overflow; such a value is a typo or a wrong unit: fix or drop these rows."
         )
     return scores
 

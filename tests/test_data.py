@@ -42,6 +42,7 @@ def test_missing_column_names_it_and_the_fix(ratings):
         (["2", "x", 4, 5, 5], "must hold numbers"),
         ([2, np.nan, 4, 5, 5], "missing \\(NaN\\)"),
         ([2, 3, 4, 5, np.inf], "infinite"),
+        ([2, 3, 4, 5, -1e155], r"beyond \+-1e\+100"),
         ([True, False, True, True, False], "must hold numbers"),
     ],
 )
@@ -49,6 +50,14 @@ def test_bad_scores_are_rejected(ratings, bad, message):
     ratings["mark"] = pd.Series(bad, dtype=object if isinstance(bad[0], str) else None)
     with pytest.raises(InvalidInputError, match=message):
         validate_ratings(ratings, response="essay", rater="judge", score="mark")
+
+
+def test_system_score_whose_square_overflows_is_rejected_not_turned_into_minus_inf():
+    """Found by tests/test_fuzz.py: a system score of 4.8e155 made the sum of squares inf and
+    PRMSE -inf (with numpy's overflow warning) instead of an input error."""
+    systems = pd.DataFrame({"response": [0, 1, 2], "system": "m1", "score": [4.8e155, 0.0, 0.0]})
+    with pytest.raises(InvalidInputError, match="beyond"):
+        validate_system_scores(systems)
 
 
 def test_duplicate_response_rater_pair_is_rejected(ratings):

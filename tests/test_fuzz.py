@@ -1,8 +1,10 @@
 """Property-based fuzzing of every public entry point that takes a table (issue "Trust",
 point 3): random frames with wrong dtypes, NaN, inf, duplicates, empty frames and odd ids.
 Only a BayesRatersError, a BayesRatersWarning or a correct-looking result may come out; any
-other exception type (KeyError, TypeError, numpy errors, ...) fails the test. Each test counts
-its examples in ``EXAMPLES`` and the last test prints the total."""
+other exception type (KeyError, TypeError, numpy errors, ...) fails the test. Each test runs
+its hypothesis function through :func:`fuzzed`, which counts that run's own calls and results,
+prints them and asserts that the numerics were reached (so the count does not depend on which
+other tests ran in the same process, or on how pytest-xdist split the file)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,20 @@ from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 from bayes_raters.pairwise.online import EASL, BoundedRA, TrueSkill
 
 EXAMPLES: Counter = Counter()
+
+
+def fuzzed(run, capsys, **minimum_results: int) -> Counter:
+    """Run the hypothesis function ``run``; return the calls and results it counted (its own
+    only) and assert at least ``minimum_results[name]`` results per entry point ``name``."""
+    before = EXAMPLES.copy()
+    run()
+    counts = EXAMPLES - before
+    with capsys.disabled():
+        print(f"\n{run.__name__}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for name, minimum in minimum_results.items():
+        assert counts[name] > 0, (name, counts)
+        assert counts[name + " (result)"] >= minimum, (name, counts)  # the numerics are reached
+    return counts
 
 IDS = st.one_of(
     st.integers(-3, 6),
@@ -132,7 +148,7 @@ TABLE_PAIRS = st.one_of(st.tuples(frames(RATINGS), frames(SYSTEMS)), designs())
 
 @settings(max_examples=200)
 @given(TABLE_PAIRS)
-def test_ratings_validators_and_closed_form(tables):
+def fuzz_ratings_validators_and_closed_form(tables):
     ratings, systems = tables
     _survives(lambda: validate_ratings(ratings), "validate_ratings")
     _survives(lambda: validate_system_scores(systems), "validate_system_scores")
@@ -141,27 +157,27 @@ def test_ratings_validators_and_closed_form(tables):
 
 @settings(max_examples=100)
 @given(frames(("response", "h1", "h2", "m")))
-def test_wide_conversion(wide):
+def fuzz_wide_conversion(wide):
     _survives(lambda: wide_to_long(wide, ["h1", "h2"], response_column="response"), "wide_to_long")
 
 
 @settings(max_examples=40)
-@given(TABLE_PAIRS)
-def test_true_score_builder(tables):
+@given(designs())  # junk frames stop in the validators, fuzzed above; designs reach the builder
+def fuzz_true_score_builder(tables):
     ratings, systems = tables
     _survives(lambda: build_true_score_model(ratings, systems, joint=True), "build_true_score_model")
 
 
 @settings(max_examples=40)
 @given(frames(("respondent", "item", "correct")))
-def test_irt_validator_and_builder(answers):
+def fuzz_irt_validator_and_builder(answers):
     _survives(lambda: validate_responses(answers), "validate_responses")
     _survives(lambda: build_irt_model(answers, "2pl"), "build_irt_model")
 
 
 @settings(max_examples=40)
 @given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
-def test_pairwise_preparation_and_builder(comparisons, scalars):
+def fuzz_pairwise_preparation_and_builder(comparisons, scalars):
     def build():
         build_pairwise_model(prepare_data(comparisons, scalars, allow_disconnected=True))
 
@@ -170,38 +186,55 @@ def test_pairwise_preparation_and_builder(comparisons, scalars):
 
 @settings(max_examples=150)
 @given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
-def test_online_observers(comparisons, scalars):
+def fuzz_online_observers(comparisons, scalars):
     items = ["a", "b", "c", "d", 3, " a"]
     _survives(lambda: TrueSkill(items).observe_pairs(comparisons), "TrueSkill.observe_pairs")
     _survives(lambda: BoundedRA(items).observe_pairs(comparisons), "BoundedRA.observe_pairs")
     _survives(lambda: EASL(items).observe_scalars(scalars), "EASL.observe_scalars")
 
 
-@settings(max_examples=80)
-@given(TABLE_PAIRS, st.sampled_from([",", ";"]), st.booleans())
-def test_cli_prmse(tmp_path_factory, tables, sep, sep_given):
-    """Files written with ',' or ';', read with the right --sep or with none (the default ',')."""
-    ratings, systems = tables
-    folder = tmp_path_factory.mktemp("cli")
-    ratings.to_csv(folder / "r.csv", index=False, sep=sep)
-    systems.to_csv(folder / "s.csv", index=False, sep=sep)
-    EXAMPLES["cli main"] += 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        flags = ["--sep", sep] if sep_given else []
-        code = main(["prmse", str(folder / "r.csv"), "--systems", str(folder / "s.csv"), *flags])
-    assert code in (0, 2)
-    EXAMPLES["cli main (result)"] += code == 0
+def test_ratings_validators_and_closed_form(capsys):
+    fuzzed(fuzz_ratings_validators_and_closed_form, capsys, validate_ratings=20, validate_system_scores=20, prmse_table=20)
 
 
-def test_zz_report_examples(capsys):
-    """Prints the number of fuzzed examples per entry point (run last in this file)."""
-    if not EXAMPLES:
-        pytest.skip("run with the other tests of this file")
-    results = sum(v for k, v in EXAMPLES.items() if k.endswith("(result)"))
-    calls = sum(EXAMPLES.values()) - results
-    with capsys.disabled():
-        print(f"\nfuzzed calls: {calls}, of which {results} returned a result (the rest a BayesRatersError); "
-              + ", ".join(f"{k} {v}" for k, v in sorted(EXAMPLES.items())))
-    assert calls >= 300 and results >= 30
-    assert EXAMPLES["prmse_table (result)"] >= 20 and EXAMPLES["cli main (result)"] >= 5, EXAMPLES  # the numerics are reached
+def test_wide_conversion(capsys):
+    fuzzed(fuzz_wide_conversion, capsys, wide_to_long=3)
+
+
+def test_true_score_builder(capsys):
+    fuzzed(fuzz_true_score_builder, capsys, build_true_score_model=5)
+
+
+def test_irt_validator_and_builder(capsys):
+    fuzzed(fuzz_irt_validator_and_builder, capsys, validate_responses=1, build_irt_model=1)
+
+
+def test_pairwise_preparation_and_builder(capsys):
+    fuzzed(fuzz_pairwise_preparation_and_builder, capsys, **{"prepare_data + build_pairwise_model": 1})
+
+
+def test_online_observers(capsys):
+    fuzzed(fuzz_online_observers, capsys, **{"TrueSkill.observe_pairs": 10, "BoundedRA.observe_pairs": 10,
+                                             "EASL.observe_scalars": 10})
+
+
+def test_cli_prmse(tmp_path_factory, capsys):
+    """Files written with ',' or ';', read with the right --sep or with none (the default ','):
+    exit 0 or 2, never a traceback."""
+
+    @settings(max_examples=80)
+    @given(designs(), st.sampled_from([",", ";"]), st.booleans())
+    def fuzz_cli_prmse(tables, sep, sep_given):
+        ratings, systems = tables
+        folder = tmp_path_factory.mktemp("cli")
+        ratings.to_csv(folder / "r.csv", index=False, sep=sep)
+        systems.to_csv(folder / "s.csv", index=False, sep=sep)
+        EXAMPLES["cli main"] += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            flags = ["--sep", sep] if sep_given else []
+            code = main(["prmse", str(folder / "r.csv"), "--systems", str(folder / "s.csv"), *flags])
+        assert code in (0, 2)
+        EXAMPLES["cli main (result)"] += code == 0
+
+    fuzzed(fuzz_cli_prmse, capsys, **{"cli main": 5})
