@@ -87,15 +87,16 @@ def test_marginal_model_has_no_theta_and_dims_on_every_variable():
         assert {"a", "b"} <= {v.name for v in irt.deterministics}
 
 
-@pytest.fixture(scope="module")
-def small_fit():
-    table, truth = simulate_responses(300, 8, missing=0.1, random_seed=5)
+def small_table():
+    return simulate_responses(300, 8, missing=0.1, random_seed=5)
+
+
+def test_marginal_fit_has_theta_draws_respondent_log_likelihood_and_saves_losslessly(tmp_path):
+    """One fit, every check on it in one test (a module fixture would be computed on each
+    pytest-xdist worker: 107 + 89 s in the suite)."""
+    table, truth = small_table()
     # 2,000 draws: min bulk ESS 755-1,103 over seeds 6-9 (1,000 draws gave 367-537, too close to 400)
-    return table, truth, fit_irt(table, "2pl", random_seed=6, **{**FAST, "draws": 2000})
-
-
-def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
-    table, truth, result = small_fit
+    result = fit_irt(table, "2pl", random_seed=6, **{**FAST, "draws": 2000})
     posterior = result.posterior
     assert posterior["theta"].dims == ("chain", "draw", "respondent")
     assert posterior.attrs["method"] == "marginal" and posterior.attrs["nuts_sampler"] == "pymc"
@@ -109,11 +110,12 @@ def test_marginal_fit_has_theta_draws_and_respondent_log_likelihood(small_fit):
     # theta draws mixed up between respondents would give about 0
     assert np.corrcoef(people["theta_mean"], truth["theta"].sel(respondent=people.index))[0, 1] > 0.65
     assert result.loo().elpd < 0 and len(result.item_table()) == 8
+    _assert_round_trip(result, tmp_path)
 
 
-def test_same_seed_same_draws_theta_included(small_fit):
+def test_same_seed_same_draws_theta_included_and_marginal_vs_joint_comparison_refused():
     """Short fits (2 x (100 + 100)): whether draws repeat is the point, not convergence."""
-    table, _, _ = small_fit
+    table, _ = small_table()
     short = {**FAST, "draws": 100, "tune": 100}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -121,10 +123,10 @@ def test_same_seed_same_draws_theta_included(small_fit):
     for name in ("a", "b", "theta"):
         np.testing.assert_array_equal(first.posterior[name].values, again.posterior[name].values)
     assert not np.array_equal(first.posterior["theta"].values, other.posterior["theta"].values)
+    _assert_marginal_and_joint_fits_are_not_compared(table, first)
 
 
-def test_save_and_load_round_trip_losslessly(small_fit, tmp_path):
-    _, _, result = small_fit
+def _assert_round_trip(result, tmp_path):
     loaded = IRTResult.load(result.save(tmp_path / "irt.nc"))
     pd.testing.assert_frame_equal(loaded.table, result.table)
     pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())
@@ -135,8 +137,7 @@ def test_save_and_load_round_trip_losslessly(small_fit, tmp_path):
     np.testing.assert_array_equal(loaded.loo().elpd_i, result.loo().elpd_i)
 
 
-def test_comparing_marginal_and_joint_fits_is_refused(small_fit):
-    table, _, marginal = small_fit
+def _assert_marginal_and_joint_fits_are_not_compared(table, marginal):
     joint = dataclasses.replace(marginal, method="joint")  # the check looks at the method only
     with pytest.raises(InvalidInputError, match="same method="):
         compare_irt_models({"marginal": marginal, "joint": joint})

@@ -38,16 +38,12 @@ SMOKE = Configuration(
 )
 
 
-@pytest.fixture(scope="module")
-def smoke_ranks():
-    # One pool process: the executor path (pickled configuration, forkserver) is exercised,
-    # and the other core stays with the other pytest worker.
+def test_smoke_ranks_are_uniform_the_biased_control_is_caught_and_arviz_plots_them():
+    """One test, not one per check: pytest-xdist would compute a shared module fixture on
+    each worker (194 + 167 s in the suite). One pool process: the executor path (pickled
+    configuration, forkserver) is exercised, and the other core stays with the other worker."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        return run_sbc(SMOKE, 20, seed=1, executor=pool)
-
-
-def test_smoke_ranks_are_uniform_and_the_biased_control_is_caught(smoke_ranks):
-    ranks = smoke_ranks
+        ranks = run_sbc(SMOKE, 20, seed=1, executor=pool)
     assert len(ranks) == 20  # 2 x 400 draws: ESS < 400 in most fits, fine for ranks of 99 draws
     assert ranks.drop(columns=["seed", "converged"]).stack().between(0, RANK_DRAWS).all()
     table = uniformity_table(ranks, bins=5)  # 4 per bin expected: a coarse check at 20 runs
@@ -55,6 +51,10 @@ def test_smoke_ranks_are_uniform_and_the_biased_control_is_caught(smoke_ranks):
     assert not honest["fails"].any(), honest
     assert table.loc["mu_shifted_control", "fails"], table
     assert table.loc["mu_shifted_control", "mean_pit"] < 0.2
+    tree = as_datatree(ranks)  # the PIT layout ArviZ plots
+    assert set(tree["prior_sbc"].data_vars) == set(ranks.columns) - {"seed", "converged"}
+    assert np.all((tree["prior_sbc"]["mu"].values > 0) & (tree["prior_sbc"]["mu"].values < 1))
+    assert plot_sbc(ranks, var_names=["mu", "prmse_finite"]) is not None
 
 
 def test_same_seed_same_ranks():
@@ -62,13 +62,6 @@ def test_same_seed_same_ranks():
     config = Configuration("x", simulate_true_score_normal, functools.partial(fit_true_score_normal, settings=SHORT))
     first, again = (run_sbc(config, 1, seed=3) for _ in range(2))
     pd.testing.assert_frame_equal(first, again)
-
-
-def test_pit_layout_is_what_arviz_plots(smoke_ranks):
-    tree = as_datatree(smoke_ranks)
-    assert set(tree["prior_sbc"].data_vars) == set(smoke_ranks.columns) - {"seed", "converged"}
-    assert np.all((tree["prior_sbc"]["mu"].values > 0) & (tree["prior_sbc"]["mu"].values < 1))
-    assert plot_sbc(smoke_ranks, var_names=["mu", "prmse_finite"]) is not None
 
 
 @pytest.mark.slow
