@@ -23,3 +23,30 @@ def shared_data() -> Path:
     if not root.is_dir():
         pytest.fail(f"reference data not found at {root}; set BAYES_RATERS_DATA to a folder with rsmtool_prmse/")
     return root
+
+
+@pytest.fixture(scope="session")
+def computed_once(tmp_path_factory, worker_id):
+    """``computed_once(name, compute)``: the value of ``compute()``, computed once per test
+    run even under pytest-xdist. A module fixture is computed on every worker that runs one
+    of its tests (the 2PL scale fit took 77 s on each); here the first worker pickles the
+    value into the run's shared temporary folder and the others wait for it (file lock) and
+    load it. Seeded computations give the same value either way. Without xdist it is a call."""
+    if worker_id == "master":
+        return lambda name, compute: compute()
+    import pickle
+
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-N/, fresh per run, common to the workers
+
+    def get(name: str, compute):
+        path = shared / f"computed_once_{name}.pkl"
+        with FileLock(f"{path}.lock"):
+            if path.exists():
+                return pickle.loads(path.read_bytes())
+            value = compute()
+            path.write_bytes(pickle.dumps(value))
+            return value
+
+    return get

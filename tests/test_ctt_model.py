@@ -55,14 +55,18 @@ def _finite_prmse(system, true):
 
 
 @pytest.fixture(scope="module")
-def agreement_case():
+def agreement_case(computed_once):
     """The issue's agreement design: 5,000 responses, 1,000 double-scored by 'average'
-    raters, one 'high' and one 'medium' system."""
-    data = simulate_dataset(5000, raters_per_category=2, systems_per_category=1, random_seed=11)
-    ratings = double_scored_subset(data, ("h_5", "h_6"), 1000, random_seed=12)
-    systems = system_scores_to_long(data, ["sys_3", "sys_4"])  # medium, high
-    result = fit_true_score_model(ratings, systems, random_seed=13, **FIT)
-    return data, ratings, systems, result
+    raters, one 'high' and one 'medium' system (fitted once per run, also under xdist)."""
+
+    def compute():
+        data = simulate_dataset(5000, raters_per_category=2, systems_per_category=1, random_seed=11)
+        ratings = double_scored_subset(data, ("h_5", "h_6"), 1000, random_seed=12)
+        systems = system_scores_to_long(data, ["sys_3", "sys_4"])  # medium, high
+        result = fit_true_score_model(ratings, systems, random_seed=13, **FIT)
+        return data, ratings, systems, result
+
+    return computed_once("ctt_agreement_case", compute)
 
 
 # ---- construction without sampling ---------------------------------------------------

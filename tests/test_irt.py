@@ -28,13 +28,17 @@ FIT = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
 
 
 @pytest.fixture(scope="module")
-def scale():
+def scale(computed_once):
     """400 respondents x 20 items (10% missing), the last three planted bad: zero and
-    negative discrimination, one mis-keyed."""
-    table, truth = simulate_responses(400, 20, n_zero=1, n_negative=1, n_miskeyed=1, missing=0.1, random_seed=3)
-    # 2,000 draws: with the pivoted difficulties (centred b from 330 answers per item) 1,000 draws
-    # gave min bulk ESS 332 in the clean clone
-    return table, truth, fit_irt(table, "2pl", random_seed=4, **{**FIT, "draws": 2000})
+    negative discrimination, one mis-keyed (fitted once per run, also under xdist)."""
+
+    def compute():
+        table, truth = simulate_responses(400, 20, n_zero=1, n_negative=1, n_miskeyed=1, missing=0.1, random_seed=3)
+        # 2,000 draws: with the pivoted difficulties (centred b from 330 answers per item) 1,000 draws
+        # gave min bulk ESS 332 in the clean clone
+        return table, truth, fit_irt(table, "2pl", random_seed=4, **{**FIT, "draws": 2000})
+
+    return computed_once("irt_scale", compute)
 
 
 # ---- validation and construction --------------------------------------------------------
