@@ -84,6 +84,15 @@ def _as_numbers(values: pd.Series, booleans: bool) -> pd.Series | None:
 #: Largest score magnitude accepted: squares stay below 1e200, so sums of squares over any
 #: realistic number of rows cannot overflow float64 (a fuzzed 4.8e155 gave PRMSE -inf).
 MAX_ABS_SCORE = 1e100
+TOO_LARGE = (f"has score(s) beyond +-{MAX_ABS_SCORE:g}, where sums of squared scores overflow "
+             "(such a value is a typo or a wrong unit)")
+
+
+def too_large(values: np.ndarray) -> np.ndarray:
+    """Mask of ``|values| > MAX_ABS_SCORE`` (NaN is not flagged): the check every score
+    input path shares, long tables and arrays alike."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(values) > MAX_ABS_SCORE
 
 
 def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool = False) -> pd.Series:
@@ -111,12 +120,9 @@ def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool 
         raise InvalidInputError(
             f"{what}: column {column!r} has infinite score(s): {_quote_rows(table, infinite)}."
         )
-    huge = np.abs(scores.to_numpy()) > MAX_ABS_SCORE
+    huge = too_large(scores.to_numpy())
     if huge.any():
-        raise InvalidInputError(
-            f"{what}: column {column!r} has score(s) beyond +-{MAX_ABS_SCORE:g}: {_quote_rows(table, huge)}. "
-            "Sums of squared scores would overflow; such a value is a typo or a wrong unit: fix or drop these rows."
-        )
+        raise InvalidInputError(f"{what}: column {column!r} {TOO_LARGE}: {_quote_rows(table, huge)}. Fix or drop these rows.")
     return scores
 
 
@@ -343,4 +349,7 @@ def as_float_vector(values: object, name: str, *, allow_nan: bool = False) -> np
         raise InvalidInputError(
             f"{name} has {bad.sum()} non-finite value(s) at positions {np.flatnonzero(bad)[:_SHOW].tolist()}."
         )
+    huge = too_large(array)
+    if huge.any():
+        raise InvalidInputError(f"{name} {TOO_LARGE}, at positions {np.flatnonzero(huge)[:_SHOW].tolist()}.")
     return array

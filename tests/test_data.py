@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bayes_raters import BayesRatersError, InvalidInputError
-from bayes_raters.ctt import prmse_table
+from bayes_raters.ctt import prmse_table, prmse_true
 from bayes_raters.data import (
     long_to_wide,
     validate_ratings,
@@ -58,6 +58,11 @@ def test_system_score_whose_square_overflows_is_rejected_not_turned_into_minus_i
     systems = pd.DataFrame({"response": [0, 1, 2], "system": "m1", "score": [4.8e155, 0.0, 0.0]})
     with pytest.raises(InvalidInputError, match="beyond"):
         validate_system_scores(systems)
+    human = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, np.nan]])  # the array entry point shares the bound
+    with pytest.raises(InvalidInputError, match="system has score.*beyond"):
+        prmse_true(systems["score"].to_numpy(), human)
+    with pytest.raises(InvalidInputError, match="human_scores has score.*beyond"):
+        prmse_true(np.zeros(3), np.where(np.isnan(human), np.nan, human * 1e155))
 
 
 def test_duplicate_response_rater_pair_is_rejected(ratings):

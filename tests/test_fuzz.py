@@ -144,6 +144,9 @@ def _damaged(draw, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 TABLE_PAIRS = st.one_of(st.tuples(frames(RATINGS), frames(SYSTEMS)), designs())
+#: Mostly designs, some junk frames: for entry points past the validators (builder, CLI),
+#: where TABLE_PAIRS alone reached a result in 0 of 40 and 4 of 80 examples.
+MOSTLY_DESIGNS = st.one_of(TABLE_PAIRS, designs())
 
 
 @settings(max_examples=200)
@@ -162,7 +165,7 @@ def fuzz_wide_conversion(wide):
 
 
 @settings(max_examples=40)
-@given(designs())  # junk frames stop in the validators, fuzzed above; designs reach the builder
+@given(MOSTLY_DESIGNS)
 def fuzz_true_score_builder(tables):
     ratings, systems = tables
     _survives(lambda: build_true_score_model(ratings, systems, joint=True), "build_true_score_model")
@@ -223,7 +226,7 @@ def test_cli_prmse(tmp_path_factory, capsys):
     exit 0 or 2, never a traceback."""
 
     @settings(max_examples=80)
-    @given(designs(), st.sampled_from([",", ";"]), st.booleans())
+    @given(MOSTLY_DESIGNS, st.sampled_from([",", ";"]), st.booleans())
     def fuzz_cli_prmse(tables, sep, sep_given):
         ratings, systems = tables
         folder = tmp_path_factory.mktemp("cli")

@@ -29,7 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bayes_raters.data import as_float_vector, require_varying_ratings, validate_ratings, validate_system_scores
+from bayes_raters.data import (
+    TOO_LARGE,
+    as_float_vector,
+    require_varying_ratings,
+    too_large,
+    validate_ratings,
+    validate_system_scores,
+)
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError, SmallSampleWarning
 
 #: Loukina et al. (2020): consistent PRMSE needs about this many double-scored responses.
@@ -95,6 +102,8 @@ def _human_matrix(human_scores: object) -> np.ndarray:
         )
     if np.isinf(matrix).any():
         raise InvalidInputError("human_scores contains infinite values.")
+    if too_large(matrix).any():
+        raise InvalidInputError(f"human_scores {TOO_LARGE}.")
     counts = (~np.isnan(matrix)).sum(axis=1)
     unrated = np.flatnonzero(counts == 0)
     if unrated.size:
