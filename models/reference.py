@@ -111,7 +111,7 @@ def ctt_reference() -> None:
     summary = posterior_summary(result.posterior, CTT_VARIABLES)
     summary.to_csv(HERE / "ctt_true_score_reference.csv", float_format="%.6g")
     print(summary)
-    print(result.convergence())
+    print(result.convergence_table())
 
 
 def main() -> None:

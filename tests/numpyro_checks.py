@@ -50,7 +50,7 @@ def check_true_score_model_matches_pymc() -> None:
     systems = system_scores_to_long(data, ["sys_3"])
     jax_fit = fit_true_score_model(ratings, systems, nuts_sampler="numpyro", random_seed=4, **SETTINGS)
     pymc_fit = fit_true_score_model(ratings, systems, nuts_sampler="pymc", random_seed=4, **SETTINGS)
-    assert bool(jax_fit.convergence()["converged"].all())
+    assert bool(jax_fit.convergence_table()["converged"].all())
     _agree(jax_fit.posterior, pymc_fit.posterior, "prmse")
 
 

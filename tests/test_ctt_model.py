@@ -332,7 +332,7 @@ def test_too_short_chains_warn_loudly():
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         result = fit_true_score_model(ratings, systems, random_seed=1, draws=30, tune=30, nuts_sampler="pymc")
     assert not result.prmse_table()["converged"].any()
-    assert not result.convergence()["converged"].any()
+    assert not result.convergence_table()["converged"].any()
 
 
 def test_same_seed_same_draws_bit_for_bit():

@@ -19,6 +19,12 @@ def test_readme_python_example_runs(capsys):
     assert (posterior["mean"] - posterior["closed_form"]).abs().max() < 0.05
     assert table.loc["sys_16", "prmse"] > table.loc["sys_6", "prmse"]
     assert "prmse" in capsys.readouterr().out
+    protocol = [b for b in blocks if "sample_posterior_predictive" in b]
+    assert protocol, "README has no example of the result protocol"
+    exec(compile(protocol[0], "README.md", "exec"), namespace)  # continues the first example
+    assert "posterior_predictive" in namespace["result"].idata.children
+    out = capsys.readouterr().out
+    assert "<TrueScoreResult: " in out and "elpd" in out and "max_r_hat" in out
 
 
 def test_readme_states_the_two_commands():

@@ -20,17 +20,17 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from bayes_raters.ctt import ordinal
+from bayes_raters.ctt import protocol
 from bayes_raters.ctt.model import (
     TrueScoreSpec,
     build_from_data,
     model_data,
     validate_true_score_inputs,
 )
-from bayes_raters.ctt.ordinal_units import ordinal_units
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
+from bayes_raters.results import FitResult, worst_report
 from bayes_raters.sampling import (
     ConvergenceReport,
     load_datatree,
@@ -45,6 +45,7 @@ QUANTITIES = {  # posterior variable -> closed-form column
     "error_variance": "error_variance",
 }
 _NOT_STORED = {"true_score_mean", "true_score_sd"}  # O(N) per draw; computed on demand
+LOG_LIK_MAX_RESPONSES = 100_000  # above this, log_likelihood only on request
 
 
 #: Mass-matrix adaptation of the ordinal model, per sampler (see fit_true_score_model).
@@ -62,24 +63,40 @@ def _checked_variables(model: pm.Model) -> list[str]:
     return names + ["prmse"]
 
 
-@dataclass
-class TrueScoreResult:
-    """A fitted true-score model.
+@dataclass(repr=False)
+class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
+    """A fitted true-score model (the result protocol of :mod:`bayes_raters.results`).
 
-    ``idata``: DataTree with ``posterior`` (dims chain, draw, system, ...),
-    ``sample_stats``, ``closed_form`` (Haberman estimates per system), and the
-    validated input tables (``ratings``, ``system_scores``). ``reports``: convergence
-    per fit (per system, or one ``"joint"`` entry).
+    ``idata``: DataTree with ``posterior`` (dims chain, draw, system, ...), ``sample_stats``,
+    ``observed_data`` / ``constant_data`` (:mod:`bayes_raters.ctt.protocol`), ``log_likelihood``
+    (per response; normal observations), ``closed_form`` (Haberman estimates per system), and
+    the validated input tables (``ratings``, ``system_scores``). ``reports``: convergence per
+    fit (per system, or one ``"joint"`` entry); :attr:`convergence` is their worst case.
+    By default every system has its own fit, and ``system`` is then a dimension of every
+    group: :meth:`fit_tree` gives one fit's groups without it (``az.plot_energy`` and
+    ``az.loo`` read one fit at a time).
     """
 
     idata: xr.DataTree
     spec: TrueScoreSpec
     reports: dict
 
-    @functools.cached_property
-    def posterior(self) -> xr.Dataset:
-        """The posterior group as a Dataset (converted once, then cached)."""
-        return self.idata["posterior"].to_dataset()
+    summary_var_names = (
+        "prmse", "prmse_population", "mse_true", "true_score_variance", "error_variance", "mu", "sigma_T", "sigma_e",
+        "sigma_rater", "sigma_rater_offset", "rater_offset", "alpha", "beta", "tau", "cutpoints",
+    )
+    family = "true-score model"
+
+    @property
+    def convergence(self) -> ConvergenceReport:
+        """The worst case over every fit (per-fit figures: :meth:`convergence_table`)."""
+        return worst_report(self.reports.values())
+
+    def _size(self) -> str:
+        rated = self.idata["constant_data"]["rating_response"] if "constant_data" in self.idata.children else None
+        responses = "" if rated is None else f"{len(np.unique(rated.values))} responses, "
+        fits = "one joint fit" if self.spec.joint else f"{len(self.reports)} system fit(s)"
+        return f"{self.spec.observation} observations, {responses}{fits}"
 
     @functools.cached_property
     def closed_form(self) -> pd.DataFrame:
@@ -94,7 +111,7 @@ class TrueScoreResult:
     def system_scores(self) -> pd.DataFrame:
         return dataset_to_frame(self.idata["system_scores"].to_dataset())
 
-    def convergence(self) -> pd.DataFrame:
+    def convergence_table(self) -> pd.DataFrame:
         """One row per fit: max R-hat, min bulk/tail ESS, divergences, converged."""
         rows = {name: {**report.to_dict(), "converged": report.converged} for name, report in self.reports.items()}
         return pd.DataFrame.from_dict(rows, orient="index")
@@ -174,12 +191,12 @@ class TrueScoreResult:
         data = model_data(self.ratings, self.system_scores, self.spec, None if system is None else [system])
         model = build_from_data(data, self.spec)
         names = [v.name for v in model.free_RVs + model.deterministics if v.name in self.posterior]
-        draws = _draws_for_model(self.posterior, model, names, system)
+        draws = protocol.draws_for_model(self.posterior, model, names, system)
         rng = np.random.default_rng(random_seed)
         stacked = draws.stack(sample=("chain", "draw"))
         keep = np.sort(rng.choice(stacked.sizes["sample"], size=min(n_draws, stacked.sizes["sample"]), replace=False))
         if self.spec.observation == "ordinal":
-            return _ordinal_true_scores(data, self.spec, stacked.isel(sample=keep), rng)
+            return protocol.ordinal_true_scores(data, self.spec, stacked.isel(sample=keep), rng)
         conditional = pm.compute_deterministics(
             draws, var_names=["true_score_mean", "true_score_sd"], model=model, progressbar=False
         ).stack(sample=("chain", "draw")).isel(sample=keep)
@@ -200,38 +217,6 @@ class TrueScoreResult:
             spec_fields["score_range"] = tuple(spec_fields["score_range"])
         reports = {k: ConvergenceReport(**v) for k, v in config["reports"].items()}
         return cls(idata=tree, spec=TrueScoreSpec(**spec_fields), reports=reports)
-
-
-def _ordinal_true_scores(data, spec: TrueScoreSpec, draws: xr.Dataset, rng: np.random.Generator) -> xr.DataArray:
-    """Exact conditional draws of T_i under the ordinal model, one per posterior draw."""
-    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
-    fixed = np.arange(*spec.score_range) + 0.5
-    values = np.empty((draws.sizes["sample"], len(data.responses)))
-    for j in range(draws.sizes["sample"]):
-        one = draws.isel(sample=j)
-
-        def get(name, default=None):
-            return one[name].to_numpy() if name in one else default
-
-        params = ordinal.OrdinalParameters(
-            get("mu"), get("sigma_T"), get("alpha"), get("beta"), get("tau"), get("rater_offset"),
-            get("sigma_rater", get("sigma_e")), ordinal.padded_cutpoints(get("cutpoints", fixed), np), data.center,
-        )
-        values[j] = ordinal.draw_true_scores(units, params, rng)
-    return xr.DataArray(values, dims=("sample", "response"), coords={"response": data.responses}, name="true_score")
-
-
-def _draws_for_model(posterior: xr.Dataset, model: pm.Model, names: list[str], system) -> xr.Dataset:
-    """The posterior draws of ``names`` shaped as ``model`` expects them: the slice of
-    one system's fit, with every dimension cut to the model's own coordinates."""
-    out = {}
-    for name in names:
-        values = posterior[name]
-        dims = model.named_vars_to_dims.get(name, ())
-        if system is not None and "system" not in dims:
-            values = values.sel(system=system)
-        out[name] = values.sel({dim: list(model.coords[dim]) for dim in dims})
-    return xr.Dataset(out)
 
 
 def _combine(trees: dict, group: str) -> xr.Dataset:
@@ -379,10 +364,14 @@ def fit_true_score_model(
         {
             "posterior": posterior,
             "sample_stats": stats,
+            **protocol.data_groups(rated, scored),
             "closed_form": xr.Dataset.from_dataframe(closed),
             "ratings": frame_to_dataset(rated),
             "system_scores": frame_to_dataset(scored),
         }
     )
     idata.attrs["model"] = "bayes_raters true-score model with rater error"
-    return TrueScoreResult(idata=idata, spec=spec, reports=reports)
+    result = TrueScoreResult(idata=idata, spec=spec, reports=reports)
+    if observation == "normal" and rated["response"].nunique() <= LOG_LIK_MAX_RESPONSES:
+        result.compute_log_likelihood()
+    return result

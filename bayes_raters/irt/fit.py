@@ -3,7 +3,6 @@ build a scale, compare models with LOO."""
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from bayes_raters.irt.marginal import (
 )
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
+from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 #: Flag thresholds (documented in models/irt.md).
@@ -46,10 +46,12 @@ CHANCE_MARGIN = 0.05  # observed proportion correct within this of 1/k
 LOG_LIK_DRAWS = 400  # draws kept for the pointwise log-likelihood (memory: draws x answers)
 
 
-@dataclass
-class IRTResult:
-    """A fitted IRT model: ``idata`` (DataTree with posterior, sample_stats and, thinned,
-    log_likelihood), the validated answers ``table``, and the convergence ``report``."""
+@dataclass(repr=False)
+class IRTResult(FitResult):
+    """A fitted IRT model (the result protocol of :mod:`bayes_raters.results`): ``idata``
+    (DataTree with posterior, sample_stats, log_likelihood, observed_data ``correct`` and
+    constant_data ``respondent``/``item`` per answer), the validated answers ``table``, and the
+    convergence ``report`` (also :attr:`convergence`)."""
 
     idata: xr.DataTree
     model: str
@@ -60,10 +62,31 @@ class IRTResult:
     method: str = "marginal"
     _cache: dict = field(default_factory=dict, repr=False)
 
-    @functools.cached_property
-    def posterior(self) -> xr.Dataset:
-        """The posterior group as a Dataset (converted once, then cached)."""
-        return self.idata["posterior"].to_dataset()
+    summary_var_names = ("a", "b", "c", "d", "a_common", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma")
+    family = "IRT"
+
+    @property
+    def convergence(self) -> ConvergenceReport:
+        """Convergence of the fit (the same object as :attr:`report`)."""
+        return self.report
+
+    def _size(self) -> str:
+        respondents, items = self.table["respondent"].nunique(), self.table["item"].nunique()
+        return f"{self.model.upper()} {self.method}, {respondents} respondents x {items} items"
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        """Replicated answers: correct ~ Bernoulli(P(theta_i, item j)) per answer, from each
+        draw's theta (exact conditional draws under the marginal method) and item parameters."""
+        params = item_parameters(draws)
+        person = pd.Index(draws["respondent"].values).get_indexer(self.table["respondent"])
+        question = pd.Index(draws["item"].values).get_indexer(self.table["item"])
+        replicated = np.empty((draws.sizes["chain"], draws.sizes["draw"], len(self.table)), dtype=np.int8)
+        for chain in range(draws.sizes["chain"]):  # one chain at a time: draws x answers floats
+            one = {name: value.isel(chain=chain).values[:, question] for name, value in params.items()}
+            p = irt_probability(draws["theta"].isel(chain=chain).values[:, person], one["a"], one["b"], one["c"], one["d"], lib=np)
+            replicated[chain] = rng.random(p.shape) < p
+        coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
+        return xr.Dataset({"correct": (("chain", "draw", "answer"), replicated)}, coords=coords)
 
     def _loo_pareto_k(self) -> pd.Series:
         """Share of each item's answers with LOO Pareto-k above 0.7 (per-answer LOO; for the

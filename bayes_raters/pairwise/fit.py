@@ -4,18 +4,21 @@ distributions, system-level values, forest plot, and the next pairs to annotate.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import arviz as az
 import numpy as np
 import pandas as pd
+import pymc as pm
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.simulate import outcome_probabilities
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
+from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
@@ -26,19 +29,52 @@ def _entropy(p: np.ndarray) -> np.ndarray:
     return -(p * np.log(p)).sum(axis=-1)
 
 
-@dataclass
-class PairwiseResult:
-    """A fitted beta-latent model: ``idata`` (DataTree), validated ``data``, ``report``."""
+#: The model's observed variables, one per kind of judgement.
+OBSERVED = ("outcome", "value", "preference")
+
+
+@dataclass(repr=False)
+class PairwiseResult(FitResult):
+    """A fitted beta-latent model (the result protocol of :mod:`bayes_raters.results`):
+    ``idata`` (DataTree with posterior, sample_stats, observed_data and log_likelihood of the
+    judgements ``outcome`` / ``value`` / ``preference`` that the fit had, constant_data),
+    validated ``data``, ``report`` (also :attr:`convergence`), ``link`` and the other
+    ``model_options`` of :func:`~bayes_raters.pairwise.model.build_pairwise_model`."""
 
     idata: xr.DataTree
     data: PairwiseData
     report: ConvergenceReport
     link: str
+    model_options: dict = field(default_factory=dict)
 
-    @functools.cached_property
-    def posterior(self) -> xr.Dataset:
-        """The posterior group as a Dataset (converted once, then cached)."""
-        return self.idata["posterior"].to_dataset()
+    summary_var_names = (
+        "s", "system_value", "lambda", "epsilon", "phi", "strength_gain", "strength_sigma", "panel_bias", "sigma_bias",
+        "bias", "sigma_consistency", "consistency",
+    )
+    family = "pairwise beta-latent"
+
+    @property
+    def convergence(self) -> ConvergenceReport:
+        """Convergence of the fit (the same object as :attr:`report`)."""
+        return self.report
+
+    def _size(self) -> str:
+        counts = {"comparisons": len(self.data.comparisons), "slider values": len(self.data.scalars),
+                  "strengths": len(self.data.strengths)}
+        judged = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+        return f"{len(self.data.items)} items, {judged}"
+
+    def model(self):
+        """The PyMC model of this fit, rebuilt from the stored judgements and options."""
+        return build_pairwise_model(self.data, link=self.link, **self.model_options)
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        """Replicated judgements from the model (``pm.sample_posterior_predictive``)."""
+        model = self.model()
+        names = [name for name in OBSERVED if name in model.named_vars]
+        replicated = _quiet_pymc(pm.sample_posterior_predictive, xr.DataTree.from_dict({"posterior": draws}), model=model,
+                                 var_names=names, random_seed=rng, progressbar=False)
+        return replicated["posterior_predictive"].to_dataset()
 
     @functools.cached_property
     def _s_draws(self) -> np.ndarray:
@@ -138,7 +174,8 @@ class PairwiseResult:
                 coords={"item": self.data.items.to_numpy(), "annotator": self.data.annotators.to_numpy()},
             )
         )
-        config = {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict()}
+        config = {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict(),
+                  "model_options": self.model_options}
         return save_datatree(tree, path, config)
 
     @classmethod
@@ -159,7 +196,10 @@ class PairwiseResult:
         groups = {name: node.to_dataset() for name, node in tree.children.items() if not name.startswith("judgements_")}
         idata = xr.DataTree.from_dict(groups)
         idata.attrs = dict(tree.attrs)
-        return cls(idata, data, ConvergenceReport(**config["report"]), config["link"])
+        options = config.get("model_options", {})
+        if "prior" in options:
+            options["prior"] = tuple(options["prior"])
+        return cls(idata, data, ConvergenceReport(**config["report"]), config["link"], options)
 
     def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
         """Pairs whose outcome would tell most about s: the mutual information between the
@@ -224,11 +264,26 @@ def fit_pairwise_model(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected, count=count,
     )
-    model = build_pairwise_model(data, link=link, prior=prior, annotator_effects=annotator_effects, slider_resolution=slider_resolution)
+    options = {"prior": tuple(prior), "annotator_effects": annotator_effects, "slider_resolution": slider_resolution}
+    model = build_pairwise_model(data, link=link, **options)
     if target_accept is None:
         target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model",
     )
-    return PairwiseResult(idata, data, report, link)
+    idata["log_likelihood"] = xr.DataTree(
+        _quiet_pymc(pm.compute_log_likelihood, idata, model=model, extend_inferencedata=False, progressbar=False)
+    )
+    return PairwiseResult(idata, data, report, link, options)
+
+
+def _quiet_pymc(function, *args, **kwargs):
+    """Call a PyMC function without its INFO lines ("Sampling: [...]")."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        logger.setLevel(level)

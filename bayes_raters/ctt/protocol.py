@@ -1,0 +1,266 @@
+r"""ArviZ's standard groups for a true-score result: observed and constant data, the pointwise
+log-likelihood (LOO over responses) and posterior predictive replicates.
+
+**Observed data.** ``rating_score`` (dim ``rating``, the rows of the validated ratings table)
+and ``system_score`` (dim ``system_row``); ids of each row in ``constant_data``.
+
+**Pointwise log-likelihood (normal observations).** Response i is measured by its ratings,
+:math:`x_k = H_k - \delta_{r(k)}` with loading :math:`b_k = 1` and variance :math:`v_k = \sigma_{r(k)}^2`,
+and by system scores, :math:`x_k = M_k - \alpha_s + \beta_s c_0` with :math:`b_k = \beta_s`,
+:math:`v_k = \tau_s^2`. With :math:`T_i \sim N(\mu, \sigma_T)` integrated out,
+
+.. math::
+    \log p(x_i) = \sum_k \log N(x_k \mid b_k m_i, v_k) + \log N(m_i \mid \mu, \sigma_T)
+                  - \tfrac12 \log(P_i / 2\pi),
+
+with :math:`P_i = \sigma_T^{-2} + \sum_k b_k^2 / v_k` and :math:`m_i = (\mu / \sigma_T^2 +
+\sum_k b_k x_k / v_k) / P_i` the conditional precision and mean of :math:`T_i` (the same
+identity as the model's likelihood, :mod:`bayes_raters.ctt.model`). One value per response and
+posterior draw, so ``az.loo`` leaves out one response (all its ratings and scores) at a time.
+The ordinal model has no ``log_likelihood`` group yet: its likelihood pools responses with the
+same ratings into units, and LOO per response needs the unpooled terms.
+
+**Posterior predictive.** Per draw, :math:`T_i` from its exact conditional (normal:
+:math:`N(m_i, P_i^{-1/2})`; ordinal: :func:`bayes_raters.ctt.ordinal.draw_true_scores`), then
+ratings :math:`T_i + \delta_r + \sigma_r z` (ordinal: the category whose cutpoints bracket
+that value, i.e. rounded and clipped to the scale when the cutpoints are fixed) and system scores
+:math:`\alpha_s + \beta_s (T_i - c_0) + \tau_s z`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import xarray as xr
+from scipy import sparse
+
+from bayes_raters.ctt import ordinal
+from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data
+from bayes_raters.ctt.ordinal_units import ordinal_units
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.results import thinned_posterior
+
+LOG_2PI = float(np.log(2 * np.pi))
+LOG_LIK_DRAWS = 400  # draws kept for the pointwise log-likelihood (memory: draws x responses)
+
+
+def _ids(values) -> np.ndarray:
+    """Ids as stored in netCDF: kept as they are, unless of mixed types (then as text)."""
+    values = np.asarray(values)
+    return values.astype(str) if values.dtype == object else values
+
+
+def data_groups(rated: pd.DataFrame, scored: pd.DataFrame) -> dict[str, xr.Dataset]:
+    """The ``observed_data`` and ``constant_data`` groups of the validated tables."""
+    observed = xr.Dataset(
+        {"rating_score": ("rating", rated["score"].to_numpy(float)), "system_score": ("system_row", scored["score"].to_numpy(float))}
+    )
+    constant = xr.Dataset(
+        {
+            "rating_response": ("rating", _ids(rated["response"])), "rating_rater": ("rating", _ids(rated["rater"])),
+            "score_response": ("system_row", _ids(scored["response"])), "score_system": ("system_row", _ids(scored["system"])),
+        }
+    )
+    return {"observed_data": observed, "constant_data": constant}
+
+
+def stacked(draws: xr.Dataset) -> dict[str, np.ndarray]:
+    """Each variable as an array with the (chain, draw) sample first."""
+    flat = draws.stack(sample=("chain", "draw"))
+    return {name: flat[name].transpose("sample", ...).to_numpy() for name in flat.data_vars}
+
+
+def measurements(data, p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, b, v, response index)`` of every measurement (ratings first, then system scores),
+    the first three with shape (samples, measurements), for draws ``p`` of one model."""
+    n = len(p["mu"])
+    rater = data.rating_rater
+    offset = p["rater_offset"][:, rater] if "rater_offset" in p else 0.0
+    sd = p["sigma_rater"][:, rater] if "sigma_rater" in p else np.broadcast_to(p["sigma_e"].reshape(n, 1), (n, len(rater)))
+    x = [data.ratings["score"].to_numpy(float) - offset]
+    b, v = [np.ones((n, len(rater)))], [sd**2]
+    if len(data.systems):
+        s = data.system_index
+        x.append(data.systems["score"].to_numpy(float) - p["alpha"][:, s] + p["beta"][:, s] * data.center)
+        b.append(p["beta"][:, s])
+        v.append(p["tau"][:, s] ** 2)
+    x, b, v = (np.concatenate([np.broadcast_to(part, (n, part.shape[-1])) for part in parts], axis=1) for parts in (x, b, v))
+    return x, b, v, np.concatenate([data.rating_response, data.system_response])
+
+
+def conditional_and_loglik(data, p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per response and draw: conditional mean ``m`` and precision ``P`` of T, and the log
+    marginal likelihood of the response's measurements (module docstring). Shapes (samples,
+    responses)."""
+    x, b, v, index = measurements(data, p)
+    n_resp = len(data.responses)
+    by_response = sparse.csr_matrix((np.ones(len(index)), (index, np.arange(len(index)))), shape=(n_resp, len(index)))
+
+    def per_response(values: np.ndarray) -> np.ndarray:  # sum over each response's measurements
+        return np.asarray(by_response @ values.T).T
+
+    mu, var_t = p["mu"][:, None], p["sigma_T"][:, None] ** 2
+    precision = 1 / var_t + per_response(b**2 / v)
+    mean = (mu / var_t + per_response(b * x / v)) / precision
+    log_measure = -0.5 * (LOG_2PI + np.log(v)) - 0.5 * (x - b * mean[:, index]) ** 2 / v
+    log_prior = -0.5 * (LOG_2PI + np.log(var_t)) - 0.5 * (mean - mu) ** 2 / var_t
+    return mean, precision, per_response(log_measure) + log_prior - 0.5 * (np.log(precision) - LOG_2PI)
+
+
+def replicate(data, spec, p: dict, true: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Replicated ratings and system scores (samples x rows) given true scores ``true``
+    (samples x responses) and parameter draws ``p`` of one model."""
+    n = true.shape[0]
+    rater = data.rating_rater
+    offset = p["rater_offset"][:, rater] if "rater_offset" in p else 0.0
+    sd = p["sigma_rater"][:, rater] if "sigma_rater" in p else p["sigma_e"].reshape(n, 1)
+    latent = true[:, data.rating_response] + offset + sd * rng.standard_normal((n, len(rater)))
+    if spec.observation == "ordinal":
+        low, high = spec.score_range
+        cut = p["cutpoints"] if "cutpoints" in p else np.broadcast_to(np.arange(low, high) + 0.5, (n, high - low))
+        ratings = low + (latent[:, :, None] > cut[:, None, :]).sum(axis=-1).astype(float)
+    else:
+        ratings = latent
+    s = data.system_index
+    systems = p["alpha"][:, s] + p["beta"][:, s] * (true[:, data.system_response] - data.center)
+    systems = systems + p["tau"][:, s] * rng.standard_normal(systems.shape)
+    return ratings, systems
+
+
+def ordinal_true_scores(data, spec: TrueScoreSpec, draws: xr.Dataset, rng: np.random.Generator) -> xr.DataArray:
+    """Exact conditional draws of T_i under the ordinal model, one per posterior draw."""
+    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
+    fixed = np.arange(*spec.score_range) + 0.5
+    values = np.empty((draws.sizes["sample"], len(data.responses)))
+    for j in range(draws.sizes["sample"]):
+        one = draws.isel(sample=j)
+
+        def get(name, default=None):
+            return one[name].to_numpy() if name in one else default
+
+        params = ordinal.OrdinalParameters(
+            get("mu"), get("sigma_T"), get("alpha"), get("beta"), get("tau"), get("rater_offset"),
+            get("sigma_rater", get("sigma_e")), ordinal.padded_cutpoints(get("cutpoints", fixed), np), data.center,
+        )
+        values[j] = ordinal.draw_true_scores(units, params, rng)
+    return xr.DataArray(values, dims=("sample", "response"), coords={"response": data.responses}, name="true_score")
+
+
+def draws_for_model(posterior: xr.Dataset, model: pm.Model, names: list[str], system) -> xr.Dataset:
+    """The posterior draws of ``names`` shaped as ``model`` expects them: the slice of
+    one system's fit, with every dimension cut to the model's own coordinates."""
+    out = {}
+    for name in names:
+        values = posterior[name]
+        dims = model.named_vars_to_dims.get(name, ())
+        if system is not None and "system" not in dims:
+            values = values.sel(system=system)
+        out[name] = values.sel({dim: list(model.coords[dim]) for dim in dims})
+    return xr.Dataset(out)
+
+
+class TrueScoreGroups:
+    """The methods of :class:`~bayes_raters.ctt.posterior.TrueScoreResult` that build and read
+    these groups (a mixin: it uses the result's ``idata``, ``spec``, ``posterior``, ``ratings``
+    and ``system_scores``)."""
+
+    spec: TrueScoreSpec
+
+    def fit_tree(self, system=None) -> xr.DataTree:
+        """The groups of one fit as a standard DataTree without the ``system`` dimension of
+        the separate fits (``None``: the only system, or the joint fit), e.g. for
+        ``az.plot_energy(result.fit_tree("engine_a"))``. Rows and responses that fit did not
+        use (another system's) are left out."""
+        if self.spec.joint:
+            return self.idata
+        systems = list(self.posterior["system"].values)
+        if system is None and len(systems) == 1:
+            system = systems[0]
+        if system not in systems:
+            raise InvalidInputError(f"pick the fit: system= one of {systems}.")
+        groups = {}
+        for name, node in self.idata.children.items():
+            group = node.to_dataset()
+            if "system" in group.dims and name not in ("closed_form",):
+                group = group.sel(system=system, drop=True)
+            groups[name] = group
+        used = groups["constant_data"]["score_system"].values == str(system) if "constant_data" in groups else None
+        if used is not None:
+            responses = set(groups["constant_data"]["score_response"].values[used].astype(str))
+            rows = np.isin(groups["constant_data"]["rating_response"].values.astype(str), list(responses))
+            for name in ("observed_data", "constant_data", "posterior_predictive"):
+                if name in groups:
+                    groups[name] = groups[name].isel(rating=rows, system_row=used, missing_dims="ignore")
+        if "log_likelihood" in groups:
+            groups["log_likelihood"] = groups["log_likelihood"].dropna("response", how="all")
+        return xr.DataTree.from_dict(groups)
+
+    def _fits(self):
+        """(system or None, TrueScoreData, model) of every fit behind the result."""
+        rated, scored = self.ratings, self.system_scores
+        chosen = [None] if self.spec.joint else list(self.posterior["system"].values)
+        for system in chosen:
+            data = model_data(rated, scored, self.spec, None if system is None else [system])
+            yield system, data, build_from_data(data, self.spec)
+
+    def _fit_draws(self, draws: xr.Dataset, system, model) -> dict:
+        names = [v.name for v in model.free_RVs + model.deterministics if v.name in draws]
+        return stacked(draws_for_model(draws, model, names, system))
+
+    def _per_fit(self, pieces: dict, dim: str, coords: dict, size: int, draws: xr.Dataset) -> xr.DataArray:
+        """Arrays (samples x rows) of each fit, placed in the full ``dim`` (NaN where a fit has
+        none), with a ``system`` dimension for separate fits."""
+        shape = (draws.sizes["chain"], draws.sizes["draw"], size)
+        arrays = []
+        for system, (rows, values) in pieces.items():
+            full = np.full(shape, np.nan)
+            full[:, :, rows] = values.reshape(shape[0], shape[1], -1)
+            arrays.append(full)
+        dims = ("chain", "draw", dim)
+        base = {"chain": draws["chain"].values, "draw": draws["draw"].values, **coords}
+        if self.spec.joint:
+            return xr.DataArray(arrays[0], dims=dims, coords=base)
+        return xr.DataArray(np.stack(arrays, axis=2), dims=("chain", "draw", "system", dim), coords={**base, "system": list(pieces)})
+
+    def compute_log_likelihood(self, n_draws: int | None = LOG_LIK_DRAWS) -> xr.DataTree:
+        """Store the pointwise log-likelihood of each response (all its ratings and system
+        scores, T integrated out; :mod:`bayes_raters.ctt.protocol`) for about ``n_draws``
+        posterior draws as the ``log_likelihood`` group, and return :attr:`idata`. Normal
+        observations only."""
+        if self.spec.observation != "normal":
+            raise InvalidInputError("the pointwise log-likelihood is available for observation='normal' only.")
+        draws = thinned_posterior(self.posterior, n_draws)
+        responses = pd.unique(self.ratings["response"])
+        position = pd.Index(responses)
+        pieces = {}
+        for system, data, model in self._fits():
+            _, _, log_lik = conditional_and_loglik(data, self._fit_draws(draws, system, model))
+            pieces["joint" if system is None else system] = (position.get_indexer(data.responses), log_lik)
+        array = self._per_fit(pieces, "response", {"response": _ids(responses)}, len(responses), draws)
+        self.idata["log_likelihood"] = xr.DataTree(xr.Dataset({"ratings_and_scores": array}))
+        return self.idata
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        rated, scored = self.ratings, self.system_scores
+        ratings, systems = {}, {}
+        for system, data, model in self._fits():
+            p = self._fit_draws(draws, system, model)
+            if self.spec.observation == "ordinal":
+                stacked = draws_for_model(draws, model, list(p), system).stack(sample=("chain", "draw"))
+                true = ordinal_true_scores(data, self.spec, stacked, rng).values
+            else:
+                mean, precision, _ = conditional_and_loglik(data, p)
+                true = mean + rng.standard_normal(mean.shape) / np.sqrt(precision)
+            rating_rep, system_rep = replicate(data, self.spec, p, true, rng)
+            key = "joint" if system is None else system
+            used = scored["system"].isin(data.system_ids).to_numpy()
+            ratings[key] = (np.flatnonzero(rated["response"].isin(scored["response"][used])), rating_rep)
+            systems[key] = (np.flatnonzero(used), system_rep)
+        return xr.Dataset(
+            {
+                "rating_score": self._per_fit(ratings, "rating", {}, len(rated), draws),
+                "system_score": self._per_fit(systems, "system_row", {}, len(scored), draws).sum("system", min_count=1)
+                if not self.spec.joint else self._per_fit(systems, "system_row", {}, len(scored), draws),
+            }
+        )

@@ -1,0 +1,130 @@
+"""One result protocol for every model family (true score, IRT, pairwise).
+
+Every fitted result (:class:`~bayes_raters.ctt.TrueScoreResult`,
+:class:`~bayes_raters.irt.IRTResult`, :class:`~bayes_raters.pairwise.PairwiseResult`)
+derives from :class:`FitResult` and offers the same things under the same names:
+
+``result.idata``
+    an ``xarray.DataTree`` with ArviZ's standard groups: ``posterior``, ``sample_stats``,
+    ``observed_data`` (what the model conditions on), ``constant_data`` (ids and inputs that
+    are not observed), ``log_likelihood`` (pointwise, where LOO makes sense) and, after
+    :meth:`FitResult.sample_posterior_predictive`, ``posterior_predictive`` with the same
+    variable names and dims as ``observed_data``. ArviZ functions take it as it is:
+    ``az.summary(result.idata)``, ``az.plot_rank(result.idata)``, ``az.loo(result.idata)``.
+``result.convergence``
+    a :class:`~bayes_raters.sampling.ConvergenceReport` (worst case over every fit behind the
+    result): ``max_r_hat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``converged``.
+``result.summary(ci_prob=0.9)``
+    ``az.summary`` of the quantities users read in that family (equal-tailed intervals).
+``result.save(path)`` / ``Family.load(path)``
+    one netCDF file with a checksum (:mod:`bayes_raters.persistence`).
+``repr(result)``
+    one line: family, size, draws, and whether the chains converged.
+
+The family's own tables (``prmse_table``, ``item_table``, ...) come on top of this.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import ClassVar
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.sampling import ConvergenceReport
+
+PREDICTIVE_DRAWS = 500  # posterior draws kept for a posterior predictive sample by default
+
+
+def worst_report(reports) -> ConvergenceReport:
+    """The worst case of several fits' reports: largest R-hat, smallest ESS, all divergences,
+    fewest chains and draws (NaN R-hats of one-chain fits are skipped unless all are NaN)."""
+    reports = list(reports)
+    r_hats = [r.max_r_hat for r in reports if not math.isnan(r.max_r_hat)]
+    return ConvergenceReport(
+        max_r_hat=max(r_hats) if r_hats else float("nan"),
+        min_ess_bulk=min(r.min_ess_bulk for r in reports),
+        min_ess_tail=min(r.min_ess_tail for r in reports),
+        divergences=sum(r.divergences for r in reports),
+        chains=min(r.chains for r in reports),
+        draws=min(r.draws for r in reports),
+    )
+
+
+def thinned_posterior(posterior: xr.Dataset, n_draws: int | None) -> xr.Dataset:
+    """Every k-th draw of each chain, k chosen so that about ``n_draws`` draws remain over all
+    chains (all draws if ``n_draws`` is None); the (chain, draw) layout is kept."""
+    if n_draws is not None and n_draws < 1:
+        raise InvalidInputError(f"n_draws must be a positive number of draws (or None for all), got {n_draws}.")
+    total = posterior.sizes["chain"] * posterior.sizes["draw"]
+    step = 1 if n_draws is None else max(1, math.ceil(total / n_draws))
+    return posterior.isel(draw=slice(None, None, step))
+
+
+def seeded_rng(random_seed) -> np.random.Generator:
+    """A generator from an int, a Generator (used as it is) or None."""
+    return random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
+
+
+class FitResult:
+    """The shared protocol (module docstring). Subclasses are dataclasses with an ``idata``
+    field; they set :attr:`summary_var_names` and :attr:`family`, and implement
+    :attr:`convergence`, :meth:`_posterior_predictive` and :meth:`_size`."""
+
+    idata: xr.DataTree
+    #: Posterior variables that :meth:`summary` reports by default (those present).
+    summary_var_names: ClassVar[tuple[str, ...]] = ()
+    #: A short name of the model family, for ``repr``.
+    family: ClassVar[str] = "model"
+
+    @functools.cached_property
+    def posterior(self) -> xr.Dataset:
+        """The posterior group as a Dataset (converted once, then cached)."""
+        return self.idata["posterior"].to_dataset()
+
+    @property
+    def convergence(self) -> ConvergenceReport:
+        raise NotImplementedError
+
+    def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
+        """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default
+        the quantities of :attr:`summary_var_names` that this fit has. Other keywords go to
+        ``az.summary``."""
+        if not 0 < ci_prob < 1:
+            raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+        names = list(var_names) if var_names is not None else [n for n in self.summary_var_names if n in self.posterior]
+        unknown = [n for n in names if n not in self.posterior]
+        if unknown:
+            raise InvalidInputError(f"not in the posterior: {unknown}; it has {sorted(self.posterior.data_vars)}.")
+        kwargs.setdefault("ci_kind", "eti")
+        return az.summary(self.idata, var_names=names, ci_prob=ci_prob, **kwargs)
+
+    def sample_posterior_predictive(self, n_draws: int | None = PREDICTIVE_DRAWS, random_seed=None) -> xr.DataTree:
+        """Replicate the observed data from the model for about ``n_draws`` posterior draws
+        (evenly thinned over each chain; None: all), store them as the ``posterior_predictive``
+        group of :attr:`idata` (same names and dims as ``observed_data``, plus chain and draw)
+        and return :attr:`idata`. Same seed, same replicates. ``az.plot_ppc_dist(result.idata)``
+        then compares them with the data."""
+        draws = thinned_posterior(self.posterior, n_draws)
+        predictive = self._posterior_predictive(draws, seeded_rng(random_seed))
+        self.idata["posterior_predictive"] = xr.DataTree(predictive)
+        return self.idata
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        raise NotImplementedError
+
+    def _size(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        report = self.convergence
+        verdict = "converged" if report.converged else "NOT converged: " + "; ".join(report.problems)
+        return (
+            f"<{type(self).__name__}: {self.family}, {self._size()}; {report.chains} chains x {report.draws} draws; "
+            f"{verdict}; groups {sorted(self.idata.children)}>"
+        )

@@ -1,0 +1,159 @@
+"""The result protocol (bayes_raters.results): every family's result has the same groups,
+convergence type, summary, posterior predictive, LOO, save/load and repr, and ArviZ's own
+functions read it."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_raters.ctt import protocol
+from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, validate_true_score_inputs
+from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score_model
+from bayes_raters.errors import ConvergenceWarning, InvalidInputError
+from bayes_raters.irt import IRTResult, fit_irt
+from bayes_raters.pairwise import PairwiseResult, fit_pairwise_model
+from bayes_raters.results import FitResult
+from bayes_raters.sampling import ConvergenceReport
+from bayes_raters.sbc_models import simulate_irt, simulate_pairwise, simulate_true_score
+
+matplotlib.use("Agg")
+SMALL = {"draws": 200, "tune": 300, "chains": 2}
+STANDARD_GROUPS = {"posterior", "sample_stats", "observed_data", "constant_data", "log_likelihood"}
+
+
+def _true_score_result():
+    _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
+    return fit_true_score_model(ratings, systems, random_seed=5, **SMALL)
+
+
+def _irt_result():
+    _, table = simulate_irt(np.random.default_rng(12), "2pl")
+    small = table[(table["respondent"] < 150) & table["item"].isin([f"i{j}" for j in range(6)])]
+    return fit_irt(small, "2pl", random_seed=5, **SMALL)
+
+
+def _pairwise_result():
+    """Outcomes and slider values (the censored-beta CustomDist), one anonymous annotator."""
+    _, (comparisons, _, _) = simulate_pairwise(np.random.default_rng(13), "outcomes")
+    _, (_, scalars, _) = simulate_pairwise(np.random.default_rng(14), "mixed")
+    return fit_pairwise_model(comparisons.head(150), scalars.drop(columns="annotator"), annotator=None, random_seed=5, **SMALL)
+
+
+FAMILIES = {"true_score": _true_score_result, "irt": _irt_result, "pairwise": _pairwise_result}
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def fitted(request, computed_once):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # 2 x 200 draws: shapes are checked here, not mixing
+        return request.param, computed_once(f"protocol_{request.param}", FAMILIES[request.param])
+
+
+def _with_predictive(result):
+    """The result with a posterior predictive group (computed once per worker: the pairwise
+    model's compiled replicate function costs ~20 s each time)."""
+    if "posterior_predictive" not in result.idata.children:
+        result.sample_posterior_predictive(n_draws=100, random_seed=1)
+    return result
+
+
+def _one_fit(result):
+    return result.fit_tree() if isinstance(result, TrueScoreResult) else result.idata
+
+
+def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
+    name, result = fitted
+    assert isinstance(result, FitResult)
+    assert STANDARD_GROUPS <= set(result.idata.children)
+    assert isinstance(result.convergence, ConvergenceReport)
+    assert result.convergence.draws == 200 and result.convergence.chains == 2
+    text = repr(result)
+    assert text.startswith(f"<{type(result).__name__}: ") and "2 chains x 200 draws" in text
+    assert ("NOT converged" in text) == (not result.convergence.converged)
+    summary = result.summary(ci_prob=0.8)
+    assert {"mean", "sd", "eti80_lb", "eti80_ub", "r_hat", "ess_bulk"} <= set(summary.columns)
+    expected = [n for n in type(result).summary_var_names if n in result.posterior]
+    assert expected and all(any(row == n or row.startswith(f"{n}[") for row in summary.index) for n in expected)
+    with pytest.raises(InvalidInputError, match="not in the posterior"):
+        result.summary(var_names=["no_such_variable"])
+
+
+def test_posterior_predictive_mirrors_the_observed_data_and_repeats_with_the_seed(fitted):
+    name, result = fitted
+    first = result.sample_posterior_predictive(n_draws=100, random_seed=3)["posterior_predictive"].to_dataset()
+    again = result.sample_posterior_predictive(n_draws=100, random_seed=3)["posterior_predictive"].to_dataset()
+    observed = result.idata["observed_data"].to_dataset()
+    assert set(first.data_vars) == set(observed.data_vars)
+    assert first.sizes["chain"] * first.sizes["draw"] == 100
+    for variable in observed.data_vars:
+        assert set(observed[variable].dims) <= set(first[variable].dims) <= set(observed[variable].dims) | {"chain", "draw", "system"}
+        np.testing.assert_array_equal(first[variable].values, again[variable].values)
+        # the replicates reproduce the data's location: a wrong index or a wrong draw would not
+        replicated = np.nanmean(first[variable].values)
+        spread = float(observed[variable].std()) / np.sqrt(observed[variable].size) * 6 + 0.02
+        assert abs(replicated - float(observed[variable].mean())) < spread, variable
+
+
+def test_arviz_reads_every_result(fitted):
+    name, result = fitted
+    tree = _one_fit(_with_predictive(result))
+    variable = next(n for n in type(result).summary_var_names if n in result.posterior)
+    assert len(az.summary(result.idata, var_names=[variable])) >= 1
+    az.plot_trace_dist(result.idata, var_names=[variable])
+    az.plot_rank(result.idata, var_names=[variable])
+    az.plot_energy(tree)
+    observed = sorted(tree["observed_data"].data_vars)
+    az.plot_ppc_dist(tree, var_names=observed[:1])
+    loo = az.loo(tree, var_name=sorted(tree["log_likelihood"].data_vars)[0])
+    assert np.isfinite(loo.elpd) and loo.n_data_points > 10
+
+
+def test_save_and_load_keep_every_group(fitted, tmp_path):
+    name, result = fitted
+    _with_predictive(result)
+    loaded = type(result).load(result.save(tmp_path / f"{name}.nc"))
+    assert set(loaded.idata.children) >= set(result.idata.children) - {"judgements"}
+    assert repr(loaded) == repr(result)
+    for group in ("posterior_predictive", "log_likelihood", "observed_data"):
+        original, back = result.idata[group].to_dataset(), loaded.idata[group].to_dataset()
+        for variable in original.data_vars:
+            np.testing.assert_array_equal(original[variable].values, back[variable].values)
+
+
+def test_result_classes_share_the_protocol():
+    for cls in (TrueScoreResult, IRTResult, PairwiseResult):
+        assert issubclass(cls, FitResult) and cls.summary_var_names
+
+
+@pytest.mark.parametrize("options", [{}, {"rater_effects": True, "rater_error": "rater"}, {"joint": True}])
+def test_pointwise_log_likelihood_sums_to_the_models_likelihood(options):
+    """The per-response terms (ctt.protocol) add up to the model's own likelihood terms (its
+    Potentials) at random points: exactly for the one-row-per-rating form; for the pooled
+    sufficient form up to a constant that does not depend on the parameters (the pooled form
+    is the likelihood of the sufficient statistics, which drops the data-only terms)."""
+    _, (ratings, systems) = simulate_true_score(np.random.default_rng(21), "rater_effects")
+    systems = pd.concat([systems, systems.assign(system="n", score=systems["score"] * 0.8 + 1)], ignore_index=True)
+    spec = TrueScoreSpec(**options)
+    rated, scored = validate_true_score_inputs(ratings, systems, spec)
+    data = model_data(rated, scored, spec, None if spec.joint else ["m"])
+    model = build_from_data(data, spec)
+    names = [v.name for v in model.free_RVs + model.deterministics if v.name not in ("true_score_mean", "true_score_sd")]
+    parameters = model.compile_fn(model.replace_rvs_by_values([model[n] for n in names]), inputs=model.value_vars, on_unused_input="ignore")
+    likelihood = model.compile_logp(vars=model.potentials, jacobian=False)
+    rng = np.random.default_rng(1)
+    gaps = []
+    for _ in range(3):
+        point = {name: value + 0.5 * rng.standard_normal(np.shape(value)) for name, value in model.initial_point().items()}
+        draws = {name: np.asarray(value)[None, ...] for name, value in zip(names, parameters(point))}
+        _, _, pointwise = protocol.conditional_and_loglik(data, draws)
+        assert pointwise.shape == (1, len(data.responses))
+        gaps.append(pointwise.sum() - float(likelihood(point)))
+    np.testing.assert_allclose(gaps, gaps[0], atol=1e-8)
+    if not spec.sufficient:
+        assert abs(gaps[0]) < 1e-8
