@@ -7,7 +7,9 @@ derives from :class:`FitResult` and offers the same things under the same names:
 ``result.idata``
     an ``xarray.DataTree`` with ArviZ's standard groups: ``posterior``, ``sample_stats``,
     ``observed_data`` (what the model conditions on), ``constant_data`` (ids and inputs that
-    are not observed), ``log_likelihood`` (pointwise, where LOO makes sense) and, after
+    are not observed), ``log_likelihood`` (pointwise, where LOO makes sense; stored by the IRT
+    fit, added by :meth:`FitResult.compute_log_likelihood` for the others, as PyMC adds it on
+    request, because it costs a compiled pass over every draw) and, after
     :meth:`FitResult.sample_posterior_predictive`, ``posterior_predictive`` with the same
     variable names and dims as ``observed_data``. ArviZ functions take it as it is:
     ``az.summary(result.idata)``, ``az.plot_rank(result.idata)``, ``az.loo(result.idata)``.
@@ -116,6 +118,17 @@ class FitResult:
         return self.idata
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        raise NotImplementedError
+
+    def compute_log_likelihood(self) -> xr.DataTree:
+        """Add the pointwise ``log_likelihood`` group if the fit did not store it (as
+        ``pm.compute_log_likelihood`` does for PyMC's own fits) and return :attr:`idata`; then
+        ``az.loo`` reads it. Families that always store it return :attr:`idata` as it is."""
+        if "log_likelihood" not in self.idata.children:
+            self.idata["log_likelihood"] = xr.DataTree(self._log_likelihood())
+        return self.idata
+
+    def _log_likelihood(self) -> xr.Dataset:
         raise NotImplementedError
 
     def _size(self) -> str:

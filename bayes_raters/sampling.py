@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -110,6 +111,23 @@ def warn_if_not_converged(report: ConvergenceReport, what: str) -> None:
 NUTS_SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
 
 
+def interactive() -> bool:
+    """True where someone watches the fit: a terminal (stderr is a TTY) or a Jupyter/IPython
+    kernel. Fits show a progress bar there by default (``progressbar=None``) and stay silent in
+    scripts, pipes, CI logs and test runs. The environment variable ``BAYES_RATERS_PROGRESSBAR``
+    (``0`` or ``1``) overrides the guess (``notebooks/execute.py`` sets 0, so stored notebook
+    outputs hold no progress bars)."""
+    forced = os.environ.get("BAYES_RATERS_PROGRESSBAR", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
+
+
+def resolve_progressbar(progressbar: bool | None) -> bool:
+    """``progressbar`` as given, or :func:`interactive` when it is None."""
+    return interactive() if progressbar is None else bool(progressbar)
+
+
 def sampler_settings(nuts_sampler: str, target_accept: float, nuts_kwargs: dict | None = None) -> dict:
     """Keyword arguments of ``pm.sample`` that give ``nuts_sampler`` the model's settings.
 
@@ -167,7 +185,7 @@ def sample_model(
     var_names: Sequence[str] | None = None,
     check_var_names: Sequence[str] | None = None,
     what: str = "model",
-    progressbar: bool = False,
+    progressbar: bool | None = None,
     nuts_kwargs: dict | None = None,
 ) -> tuple[xr.DataTree, ConvergenceReport]:
     """Sample ``model`` with NUTS and report convergence.
@@ -177,7 +195,9 @@ def sample_model(
     checked (default: all in the posterior). ``target_accept`` and ``nuts_kwargs`` (e.g.
     nutpie's ``{"adaptation": "low_rank"}``) reach every sampler (:func:`sampler_settings`).
     Compiled in strict floating point (:func:`strict_float`), so the draws do not depend on
-    the compile cache. The sampler is recorded in the posterior's ``nuts_sampler`` attribute. Returns
+    the compile cache. ``progressbar``: PyMC's (or nutpie's) progress bar; None shows it in a
+    terminal or notebook only (:func:`interactive`). The sampler is recorded in the posterior's
+    ``nuts_sampler`` attribute. Returns
     ``(datatree, report)`` and warns if the report shows a problem.
 
     Numpy's floating-point warnings are silenced inside the sampler only: PyMC's NUTS
@@ -202,7 +222,7 @@ def sample_model(
                 random_seed=random_seed,
                 nuts_sampler=nuts_sampler,
                 var_names=list(var_names) if var_names is not None else None,
-                progressbar=progressbar,
+                progressbar=resolve_progressbar(progressbar),
                 compute_convergence_checks=False,
                 **kwargs,
             )

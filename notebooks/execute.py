@@ -18,18 +18,20 @@ from nbclient import NotebookClient
 def execute(path: Path, *, full: bool, timeout: int = 1800) -> nbformat.NotebookNode:
     """Run every cell of ``path`` in a fresh kernel whose working directory is the notebook's."""
     notebook = nbformat.read(path, as_version=4)
-    previous = os.environ.get("BAYES_RATERS_FAST")
-    os.environ["BAYES_RATERS_FAST"] = "0" if full else "1"
+    settings = {"BAYES_RATERS_FAST": "0" if full else "1", "BAYES_RATERS_PROGRESSBAR": "0"}  # no bars in stored outputs
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         client = NotebookClient(
             notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
         )
         client.execute()
     finally:
-        if previous is None:
-            os.environ.pop("BAYES_RATERS_FAST")
-        else:
-            os.environ["BAYES_RATERS_FAST"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
     return notebook
 
 

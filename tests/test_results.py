@@ -52,7 +52,9 @@ FAMILIES = {"true_score": _true_score_result, "irt": _irt_result, "pairwise": _p
 def fitted(request, computed_once):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # 2 x 200 draws: shapes are checked here, not mixing
-        return request.param, computed_once(f"protocol_{request.param}", FAMILIES[request.param])
+        result = computed_once(f"protocol_{request.param}", FAMILIES[request.param])
+    assert result.compute_log_likelihood() is result.idata
+    return request.param, result
 
 
 def _with_predictive(result):
@@ -70,7 +72,7 @@ def _one_fit(result):
 def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     name, result = fitted
     assert isinstance(result, FitResult)
-    assert STANDARD_GROUPS <= set(result.idata.children)
+    assert STANDARD_GROUPS <= set(result.idata.children)  # log_likelihood added by the fixture
     assert isinstance(result.convergence, ConvergenceReport)
     assert result.convergence.draws == 200 and result.convergence.chains == 2
     text = repr(result)

@@ -14,6 +14,7 @@ import sys
 import warnings
 
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytensor
 import pytest
@@ -91,3 +92,44 @@ def test_gradient_is_the_same_from_a_cold_and_a_warm_compile_cache(tmp_path):
         subprocess.run([sys.executable, "-c", CHILD, str(out)], env=env, check=True, timeout=600)
         gradients.append(np.load(out))
     np.testing.assert_array_equal(gradients[0], gradients[1])
+
+
+def test_progressbar_defaults_to_interactive_sessions_and_reaches_the_sampler(monkeypatch):
+    """progressbar=None shows PyMC's bar in a terminal or notebook only; an explicit value or
+    BAYES_RATERS_PROGRESSBAR wins; every fit function passes it on to pm.sample."""
+    from bayes_raters import sampling
+    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.irt import fit_irt
+    from bayes_raters.pairwise import fit_pairwise_model
+
+    monkeypatch.delenv("BAYES_RATERS_PROGRESSBAR", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert sampling.resolve_progressbar(None) is True
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    assert sampling.resolve_progressbar(None) is False and sampling.resolve_progressbar(True) is True
+    monkeypatch.setenv("BAYES_RATERS_PROGRESSBAR", "1")
+    assert sampling.resolve_progressbar(None) is True and sampling.resolve_progressbar(False) is False
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_sample(**kwargs):
+        seen.append(kwargs["progressbar"])
+        raise Stop
+
+    monkeypatch.setattr(sampling.pm, "sample", fake_sample)
+    ratings = pd.DataFrame({"response": [1, 1, 2, 2, 3, 3], "rater": list("ababab"), "score": [1.0, 2, 3, 3, 4, 5]})
+    systems = pd.DataFrame({"response": [1, 2, 3], "system": "m", "score": [1.5, 3.0, 4.5]})
+    answers = pd.DataFrame({"respondent": np.repeat(np.arange(20), 2), "item": ["x", "y"] * 20, "correct": np.tile([0, 1, 1, 0], 10)})
+    comparisons = pd.DataFrame({"item_a": ["p", "q", "r"], "item_b": ["q", "r", "p"], "outcome": ["win", "loss", "tie"]})
+    for fit in (
+        lambda: fit_true_score_model(ratings, systems, progressbar=True),
+        lambda: fit_irt(answers, "1pl", progressbar=True),
+        lambda: fit_pairwise_model(comparisons, progressbar=True),
+    ):
+        with pytest.raises(Stop):
+            fit()
+    assert seen == [True, True, True]

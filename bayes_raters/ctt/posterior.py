@@ -45,7 +45,6 @@ QUANTITIES = {  # posterior variable -> closed-form column
     "error_variance": "error_variance",
 }
 _NOT_STORED = {"true_score_mean", "true_score_sd"}  # O(N) per draw; computed on demand
-LOG_LIK_MAX_RESPONSES = 100_000  # above this, log_likelihood only on request
 
 
 #: Mass-matrix adaptation of the ordinal model, per sampler (see fit_true_score_model).
@@ -69,9 +68,10 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
 
     ``idata``: DataTree with ``posterior`` (dims chain, draw, system, ...), ``sample_stats``,
     ``observed_data`` / ``constant_data`` (:mod:`bayes_raters.ctt.protocol`), ``log_likelihood``
-    (per response; normal observations), ``closed_form`` (Haberman estimates per system), and
-    the validated input tables (``ratings``, ``system_scores``). ``reports``: convergence per
-    fit (per system, or one ``"joint"`` entry); :attr:`convergence` is their worst case.
+    (per response, normal observations; after :meth:`compute_log_likelihood`), ``closed_form``
+    (Haberman estimates per system), and the validated input tables (``ratings``,
+    ``system_scores``). ``reports``: convergence per fit (per system, or one ``"joint"``
+    entry); :attr:`convergence` is their worst case.
     By default every system has its own fit, and ``system`` is then a dimension of every
     group: :meth:`fit_tree` gives one fit's groups without it (``az.plot_energy`` and
     ``az.loo`` read one fit at a time).
@@ -290,6 +290,7 @@ def fit_true_score_model(
     random_seed: int | np.random.Generator | None = None,
     nuts_sampler: str | None = None,
     target_accept: float = 0.95,
+    progressbar: bool | None = None,
     response: str = "response",
     rater: str = "rater",
     system: str = "system",
@@ -315,7 +316,8 @@ def fit_true_score_model(
     (10,000 responses, 2 chains x (1,000 + 1,000) on 2 cores: nutpie 42.6 s, min bulk ESS 2,337;
     PyMC's dense adaptation 87 s, 2,865, most of it in tuning, where it takes about 110
     leapfrog steps per draw in iterations 100-300). PyMC's NUTS with ``init="jitter+adapt_full"``
-    stays available (``nuts_sampler="pymc"``). ``cores=None``: nutpie runs the chains in
+    stays available (``nuts_sampler="pymc"``). ``progressbar``: shown per fit; None (default)
+    shows it in a terminal or notebook and not in scripts or pipes. ``cores=None``: nutpie runs the chains in
     parallel threads; PyMC runs them in sequence (parallel PyMC chains fork worker processes;
     pass ``cores`` to choose).
     """
@@ -352,6 +354,7 @@ def fit_true_score_model(
             nuts_kwargs=ORDINAL_ADAPTATION.get(nuts_sampler) if spec.observation == "ordinal" else None,
             var_names=_stored_variables(model),
             check_var_names=_checked_variables(model),
+            progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )
     with warnings.catch_warnings():
@@ -371,7 +374,4 @@ def fit_true_score_model(
         }
     )
     idata.attrs["model"] = "bayes_raters true-score model with rater error"
-    result = TrueScoreResult(idata=idata, spec=spec, reports=reports)
-    if observation == "normal" and rated["response"].nunique() <= LOG_LIK_MAX_RESPONSES:
-        result.compute_log_likelihood()
-    return result
+    return TrueScoreResult(idata=idata, spec=spec, reports=reports)

@@ -223,11 +223,10 @@ class TrueScoreGroups:
             return xr.DataArray(arrays[0], dims=dims, coords=base)
         return xr.DataArray(np.stack(arrays, axis=2), dims=("chain", "draw", "system", dim), coords={**base, "system": list(pieces)})
 
-    def compute_log_likelihood(self, n_draws: int | None = LOG_LIK_DRAWS) -> xr.DataTree:
-        """Store the pointwise log-likelihood of each response (all its ratings and system
-        scores, T integrated out; :mod:`bayes_raters.ctt.protocol`) for about ``n_draws``
-        posterior draws as the ``log_likelihood`` group, and return :attr:`idata`. Normal
-        observations only."""
+    def _log_likelihood(self, n_draws: int | None = LOG_LIK_DRAWS) -> xr.Dataset:
+        """The pointwise log-likelihood of each response (all its ratings and system scores,
+        T integrated out; module docstring) for about ``n_draws`` posterior draws (memory:
+        draws x responses). Normal observations only."""
         if self.spec.observation != "normal":
             raise InvalidInputError("the pointwise log-likelihood is available for observation='normal' only.")
         draws = thinned_posterior(self.posterior, n_draws)
@@ -238,8 +237,7 @@ class TrueScoreGroups:
             _, _, log_lik = conditional_and_loglik(data, self._fit_draws(draws, system, model))
             pieces["joint" if system is None else system] = (position.get_indexer(data.responses), log_lik)
         array = self._per_fit(pieces, "response", {"response": _ids(responses)}, len(responses), draws)
-        self.idata["log_likelihood"] = xr.DataTree(xr.Dataset({"ratings_and_scores": array}))
-        return self.idata
+        return xr.Dataset({"ratings_and_scores": array})
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         rated, scored = self.ratings, self.system_scores

@@ -341,6 +341,7 @@ def fit_irt(
     nuts_sampler: str = "pymc",
     target_accept: float = 0.9,
     nuts_kwargs: dict | None = None,
+    progressbar: bool | None = None,
     respondent: str = "respondent",
     item: str = "item",
     correct: str = "correct",
@@ -355,7 +356,8 @@ def fit_irt(
     log-likelihood (LOO over respondents). ``method="joint"`` samples theta with NUTS and
     stores the per-answer log-likelihood (thinned to 400 draws). Convergence is checked on the
     sampled parameters; a :class:`ConvergenceWarning` is issued if it fails. The draws repeat
-    exactly for the same ``random_seed`` (theta draws included).
+    exactly for the same ``random_seed`` (theta draws included). ``progressbar``: None (default)
+    shows the sampler's progress bar in a terminal or notebook only.
 
     ``hierarchical=True`` (default) gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
@@ -369,7 +371,7 @@ def fit_irt(
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
     settings = dict(
         draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-        nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs,
+        nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs, progressbar=progressbar,
     )
     if method == "joint":
         irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)

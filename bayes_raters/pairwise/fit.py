@@ -36,8 +36,9 @@ OBSERVED = ("outcome", "value", "preference")
 @dataclass(repr=False)
 class PairwiseResult(FitResult):
     """A fitted beta-latent model (the result protocol of :mod:`bayes_raters.results`):
-    ``idata`` (DataTree with posterior, sample_stats, observed_data and log_likelihood of the
-    judgements ``outcome`` / ``value`` / ``preference`` that the fit had, constant_data),
+    ``idata`` (DataTree with posterior, sample_stats, observed_data of the judgements
+    ``outcome`` / ``value`` / ``preference`` that the fit had, constant_data; their
+    log_likelihood after :meth:`compute_log_likelihood`),
     validated ``data``, ``report`` (also :attr:`convergence`), ``link`` and the other
     ``model_options`` of :func:`~bayes_raters.pairwise.model.build_pairwise_model`."""
 
@@ -67,6 +68,10 @@ class PairwiseResult(FitResult):
     def model(self):
         """The PyMC model of this fit, rebuilt from the stored judgements and options."""
         return build_pairwise_model(self.data, link=self.link, **self.model_options)
+
+    def _log_likelihood(self) -> xr.Dataset:
+        """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
+        return _quiet_pymc(pm.compute_log_likelihood, self.idata, model=self.model(), extend_inferencedata=False, progressbar=False)
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated judgements from the model (``pm.sample_posterior_predictive``)."""
@@ -249,6 +254,7 @@ def fit_pairwise_model(
     random_seed=None,
     nuts_sampler: str = "pymc",
     target_accept: float | None = None,
+    progressbar: bool | None = None,
 ) -> PairwiseResult:
     """Fit the beta-latent model (:mod:`bayes_raters.pairwise.model`) to any mix of
     ``comparisons`` (item_a, item_b, outcome in {win, tie, loss} from item_a),
@@ -258,7 +264,8 @@ def fit_pairwise_model(
     of how many times it was made, as R's BradleyTerry2 data come) need ``count=`` naming that
     column; a count-like column left unnamed is an error, not silently ignored. ``target_accept`` defaults to 0.95 when slider biases are
     estimated (several annotators and slider values: with few sliders per annotator, 0.9 left
-    a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise. Warns
+    a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise.
+    ``progressbar``: None (default) shows it in a terminal or notebook only. Warns
     (ConvergenceWarning) if the chains did not converge."""
     data = prepare_data(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
@@ -270,10 +277,7 @@ def fit_pairwise_model(
         target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-        nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model",
-    )
-    idata["log_likelihood"] = xr.DataTree(
-        _quiet_pymc(pm.compute_log_likelihood, idata, model=model, extend_inferencedata=False, progressbar=False)
+        nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model", progressbar=progressbar,
     )
     return PairwiseResult(idata, data, report, link, options)
 
