@@ -185,7 +185,7 @@ class TrueScoreGroups:
             if "system" in group.dims and name not in ("closed_form",):
                 group = group.sel(system=system, drop=True)
             groups[name] = group
-        used = groups["constant_data"]["score_system"].values == str(system) if "constant_data" in groups else None
+        used = groups["constant_data"]["score_system"].values.astype(str) == str(system) if "constant_data" in groups else None
         if used is not None:
             responses = set(groups["constant_data"]["score_response"].values[used].astype(str))
             rows = np.isin(groups["constant_data"]["rating_response"].values.astype(str), list(responses))
