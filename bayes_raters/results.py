@@ -76,7 +76,8 @@ def seeded_rng(random_seed) -> np.random.Generator:
 class FitResult:
     """The shared protocol (module docstring). Subclasses are dataclasses with an ``idata``
     field; they set :attr:`summary_var_names` and :attr:`family`, and implement
-    :attr:`convergence`, :meth:`_posterior_predictive` and :meth:`_size`."""
+    :meth:`_posterior_predictive`, :meth:`_log_likelihood` (unless the fit stores the group) and
+    :meth:`_size`, and keep one fit's ``report`` or override :attr:`convergence`."""
 
     idata: xr.DataTree
     #: Posterior variables that :meth:`summary` reports by default (those present).
@@ -91,7 +92,9 @@ class FitResult:
 
     @property
     def convergence(self) -> ConvergenceReport:
-        raise NotImplementedError
+        """Convergence of the fit: the ``report`` of a one-fit result (IRT, pairwise);
+        results with several fits override it."""
+        return self.report
 
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default

@@ -10,11 +10,12 @@ ESS < 400, or any transition diverged. Saving and loading live in
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import arviz as az
@@ -109,6 +110,19 @@ def warn_if_not_converged(report: ConvergenceReport, what: str) -> None:
 
 
 NUTS_SAMPLERS = ("pymc", "nutpie", "numpyro", "blackjax")
+
+
+@contextlib.contextmanager
+def quiet_pymc() -> Iterator[None]:
+    """PyMC's logger at ERROR inside the block (no "Sampling: [...]" or "Auto-assigning NUTS"
+    INFO lines from the package's own calls), restored afterwards."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def interactive() -> bool:
@@ -208,26 +222,20 @@ def sample_model(
     if draws < 1 or tune < 0 or chains < 1:
         raise InvalidInputError(f"need draws >= 1, tune >= 0, chains >= 1; got {draws}, {tune}, {chains}.")
     kwargs = sampler_settings(nuts_sampler, target_accept, nuts_kwargs)
-    pymc_logger = logging.getLogger("pymc")
-    level = pymc_logger.level
-    pymc_logger.setLevel(logging.ERROR)
-    try:
-        with model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
-            warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
-            idata = pm.sample(
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                cores=cores,
-                random_seed=random_seed,
-                nuts_sampler=nuts_sampler,
-                var_names=list(var_names) if var_names is not None else None,
-                progressbar=resolve_progressbar(progressbar),
-                compute_convergence_checks=False,
-                **kwargs,
-            )
-    finally:
-        pymc_logger.setLevel(level)
+    with quiet_pymc(), model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
+        warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=random_seed,
+            nuts_sampler=nuts_sampler,
+            var_names=list(var_names) if var_names is not None else None,
+            progressbar=resolve_progressbar(progressbar),
+            compute_convergence_checks=False,
+            **kwargs,
+        )
     idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)

@@ -11,13 +11,12 @@ depends on the data has no SBC guarantee.
 from __future__ import annotations
 
 import functools
-import logging
 
 import numpy as np
 import pandas as pd
 
 from bayes_raters.ctt.model import TrueScoreData, TrueScoreSpec, build_from_data
-from bayes_raters.sampling import sample_model
+from bayes_raters.sampling import quiet_pymc, sample_model
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
 
 CENTER, WIDTH = 3.5, 5.0
@@ -234,12 +233,8 @@ def simulate_pairwise(rng: np.random.Generator, design: str = "outcomes"):
 
     comparisons, scalars, strengths = _pairwise_design(rng, design)
     model = build_pairwise_model(prepare_data(comparisons, scalars, strengths))
-    logger = logging.getLogger("pymc")
-    level, _ = logger.level, logger.setLevel(logging.ERROR)  # no "Sampling: [...]" line per simulation
-    try:
+    with quiet_pymc():  # no "Sampling: [...]" line per simulation
         draw = pm.sample_prior_predictive(draws=1, model=model, random_seed=rng, compile_kwargs={"mode": "FAST_COMPILE"})
-    finally:
-        logger.setLevel(level)
     prior, predictive = draw["prior"].to_dataset().isel(chain=0, draw=0), draw["prior_predictive"].to_dataset().isel(chain=0, draw=0)
     labels = {code: label for label, code in OUTCOME_INDEX.items()}
     comparisons["outcome"] = [labels[int(code)] for code in predictive["outcome"].values]

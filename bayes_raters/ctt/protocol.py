@@ -71,15 +71,21 @@ def stacked(draws: xr.Dataset) -> dict[str, np.ndarray]:
     return {name: flat[name].transpose("sample", ...).to_numpy() for name in flat.data_vars}
 
 
+def rating_offset_and_sd(data, p: dict) -> tuple[np.ndarray | float, np.ndarray]:
+    """Each rating's rater offset (0 without rater effects) and error SD, (samples x ratings)."""
+    n, rater = len(p["mu"]), data.rating_rater
+    offset = p["rater_offset"][:, rater] if "rater_offset" in p else 0.0
+    sd = p["sigma_rater"][:, rater] if "sigma_rater" in p else np.broadcast_to(p["sigma_e"].reshape(n, 1), (n, len(rater)))
+    return offset, sd
+
+
 def measurements(data, p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(x, b, v, response index)`` of every measurement (ratings first, then system scores),
     the first three with shape (samples, measurements), for draws ``p`` of one model."""
     n = len(p["mu"])
-    rater = data.rating_rater
-    offset = p["rater_offset"][:, rater] if "rater_offset" in p else 0.0
-    sd = p["sigma_rater"][:, rater] if "sigma_rater" in p else np.broadcast_to(p["sigma_e"].reshape(n, 1), (n, len(rater)))
+    offset, sd = rating_offset_and_sd(data, p)
     x = [data.ratings["score"].to_numpy(float) - offset]
-    b, v = [np.ones((n, len(rater)))], [sd**2]
+    b, v = [np.ones(sd.shape)], [sd**2]
     if len(data.systems):
         s = data.system_index
         x.append(data.systems["score"].to_numpy(float) - p["alpha"][:, s] + p["beta"][:, s] * data.center)
@@ -112,10 +118,8 @@ def replicate(data, spec, p: dict, true: np.ndarray, rng: np.random.Generator) -
     """Replicated ratings and system scores (samples x rows) given true scores ``true``
     (samples x responses) and parameter draws ``p`` of one model."""
     n = true.shape[0]
-    rater = data.rating_rater
-    offset = p["rater_offset"][:, rater] if "rater_offset" in p else 0.0
-    sd = p["sigma_rater"][:, rater] if "sigma_rater" in p else p["sigma_e"].reshape(n, 1)
-    latent = true[:, data.rating_response] + offset + sd * rng.standard_normal((n, len(rater)))
+    offset, sd = rating_offset_and_sd(data, p)
+    latent = true[:, data.rating_response] + offset + sd * rng.standard_normal(sd.shape)
     if spec.observation == "ordinal":
         low, high = spec.score_range
         cut = p["cutpoints"] if "cutpoints" in p else np.broadcast_to(np.arange(low, high) + 0.5, (n, high - low))
@@ -204,9 +208,10 @@ class TrueScoreGroups:
             data = model_data(rated, scored, self.spec, None if system is None else [system])
             yield system, data, build_from_data(data, self.spec)
 
-    def _fit_draws(self, draws: xr.Dataset, system, model) -> dict:
+    def _fit_draws(self, draws: xr.Dataset, system, model) -> xr.Dataset:
+        """The draws of one fit's parameters, shaped as its model expects them."""
         names = [v.name for v in model.free_RVs + model.deterministics if v.name in draws]
-        return stacked(draws_for_model(draws, model, names, system))
+        return draws_for_model(draws, model, names, system)
 
     def _per_fit(self, pieces: dict, dim: str, coords: dict, size: int, draws: xr.Dataset) -> xr.DataArray:
         """Arrays (samples x rows) of each fit, placed in the full ``dim`` (NaN where a fit has
@@ -234,7 +239,7 @@ class TrueScoreGroups:
         position = pd.Index(responses)
         pieces = {}
         for system, data, model in self._fits():
-            _, _, log_lik = conditional_and_loglik(data, self._fit_draws(draws, system, model))
+            _, _, log_lik = conditional_and_loglik(data, stacked(self._fit_draws(draws, system, model)))
             pieces["joint" if system is None else system] = (position.get_indexer(data.responses), log_lik)
         array = self._per_fit(pieces, "response", {"response": _ids(responses)}, len(responses), draws)
         return xr.Dataset({"ratings_and_scores": array})
@@ -243,10 +248,10 @@ class TrueScoreGroups:
         rated, scored = self.ratings, self.system_scores
         ratings, systems = {}, {}
         for system, data, model in self._fits():
-            p = self._fit_draws(draws, system, model)
+            fit_draws = self._fit_draws(draws, system, model)
+            p = stacked(fit_draws)
             if self.spec.observation == "ordinal":
-                stacked = draws_for_model(draws, model, list(p), system).stack(sample=("chain", "draw"))
-                true = ordinal_true_scores(data, self.spec, stacked, rng).values
+                true = ordinal_true_scores(data, self.spec, fit_draws.stack(sample=("chain", "draw")), rng).values
             else:
                 mean, precision, _ = conditional_and_loglik(data, p)
                 true = mean + rng.standard_normal(mean.shape) / np.sqrt(precision)
@@ -255,10 +260,7 @@ class TrueScoreGroups:
             used = scored["system"].isin(data.system_ids).to_numpy()
             ratings[key] = (np.flatnonzero(rated["response"].isin(scored["response"][used])), rating_rep)
             systems[key] = (np.flatnonzero(used), system_rep)
-        return xr.Dataset(
-            {
-                "rating_score": self._per_fit(ratings, "rating", {}, len(rated), draws),
-                "system_score": self._per_fit(systems, "system_row", {}, len(scored), draws).sum("system", min_count=1)
-                if not self.spec.joint else self._per_fit(systems, "system_row", {}, len(scored), draws),
-            }
-        )
+        system_score = self._per_fit(systems, "system_row", {}, len(scored), draws)
+        if not self.spec.joint:  # each row was replicated by exactly one system's fit
+            system_score = system_score.sum("system", min_count=1)
+        return xr.Dataset({"rating_score": self._per_fit(ratings, "rating", {}, len(rated), draws), "system_score": system_score})

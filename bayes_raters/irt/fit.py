@@ -33,7 +33,7 @@ from bayes_raters.irt.marginal import (
 )
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult
+from bayes_raters.results import FitResult, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 #: Flag thresholds (documented in models/irt.md).
@@ -64,11 +64,6 @@ class IRTResult(FitResult):
 
     summary_var_names = ("a", "b", "c", "d", "a_common", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma")
     family = "IRT"
-
-    @property
-    def convergence(self) -> ConvergenceReport:
-        """Convergence of the fit (the same object as :attr:`report`)."""
-        return self.report
 
     def _size(self) -> str:
         respondents, items = self.table["respondent"].nunique(), self.table["item"].nunique()
@@ -281,12 +276,6 @@ class IRTResult(FitResult):
         return ax
 
 
-def _thinned(posterior: xr.Dataset, draws: int) -> xr.Dataset:
-    """Every k-th draw of each chain, k chosen so at most ``draws`` draws remain in all."""
-    step = max(1, int(np.ceil(posterior.sizes["draw"] * posterior.sizes["chain"] / draws)))
-    return posterior.isel(draw=slice(None, None, step))
-
-
 def _quiet_loo(idata: xr.DataTree, reff: float | None = None):
     with warnings.catch_warnings():  # high k is reported per item in item_table()
         warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
@@ -297,7 +286,7 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
     r"""LOO Pareto-k of every answer from (thinned) draws of theta and the item parameters:
     :math:`\log p(y_{ij} \mid \theta_i, a_j, b_j, c_j, d_j)` per draw, in chunks of answers
     so memory stays at draws x ``chunk``."""
-    thin = _thinned(posterior, draws)
+    thin = thinned_posterior(posterior, draws)
     params = item_parameters(thin)
     item_index = pd.Index(thin["item"].values).get_indexer(table["item"])
     person_index = pd.Index(thin["respondent"].values).get_indexer(table["respondent"])
@@ -315,7 +304,7 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
 
 
 def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> xr.DataTree:
-    thin = _thinned(idata["posterior"].to_dataset(), draws)
+    thin = thinned_posterior(idata["posterior"].to_dataset(), draws)
     free = [v.name for v in model.free_RVs]
     log_lik = pm.compute_log_likelihood(
         xr.DataTree.from_dict({"posterior": thin[free]}), model=model, extend_inferencedata=False, progressbar=False

@@ -4,7 +4,6 @@ distributions, system-level values, forest plot, and the next pairs to annotate.
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prep
 from bayes_raters.pairwise.simulate import outcome_probabilities
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
 from bayes_raters.results import FitResult
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
 
@@ -54,11 +53,6 @@ class PairwiseResult(FitResult):
     )
     family = "pairwise beta-latent"
 
-    @property
-    def convergence(self) -> ConvergenceReport:
-        """Convergence of the fit (the same object as :attr:`report`)."""
-        return self.report
-
     def _size(self) -> str:
         counts = {"comparisons": len(self.data.comparisons), "slider values": len(self.data.scalars),
                   "strengths": len(self.data.strengths)}
@@ -71,14 +65,17 @@ class PairwiseResult(FitResult):
 
     def _log_likelihood(self) -> xr.Dataset:
         """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
-        return _quiet_pymc(pm.compute_log_likelihood, self.idata, model=self.model(), extend_inferencedata=False, progressbar=False)
+        with quiet_pymc():
+            return pm.compute_log_likelihood(self.idata, model=self.model(), extend_inferencedata=False, progressbar=False)
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated judgements from the model (``pm.sample_posterior_predictive``)."""
         model = self.model()
         names = [name for name in OBSERVED if name in model.named_vars]
-        replicated = _quiet_pymc(pm.sample_posterior_predictive, xr.DataTree.from_dict({"posterior": draws}), model=model,
-                                 var_names=names, random_seed=rng, progressbar=False)
+        with quiet_pymc():
+            replicated = pm.sample_posterior_predictive(
+                xr.DataTree.from_dict({"posterior": draws}), model=model, var_names=names, random_seed=rng, progressbar=False
+            )
         return replicated["posterior_predictive"].to_dataset()
 
     @functools.cached_property
@@ -281,13 +278,3 @@ def fit_pairwise_model(
     )
     return PairwiseResult(idata, data, report, link, options)
 
-
-def _quiet_pymc(function, *args, **kwargs):
-    """Call a PyMC function without its INFO lines ("Sampling: [...]")."""
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        return function(*args, **kwargs)
-    finally:
-        logger.setLevel(level)
