@@ -141,11 +141,20 @@ def test_wrong_delimiter_is_named_in_python_and_cli(essays, tmp_path, capsys, de
     systems.to_csv(tmp_path / "s.csv", sep=delimiter, index=False)
     with pytest.raises(InvalidInputError, match=f"{word}-separated.*sep="):
         prmse_table(pd.read_csv(tmp_path / "r.csv"), systems)
-    assert main(["prmse", str(tmp_path / "r.csv"), "--systems", str(tmp_path / "s.csv")]) == 2
-    err = capsys.readouterr().err
-    assert "--sep" in err and "sep=" not in err.replace("--sep", "")
+    # the CLI detects the delimiter and names it on stderr (issue 13, point 3) ...
+    files = ["prmse", str(tmp_path / "r.csv"), "--systems", str(tmp_path / "s.csv")]
+    assert main(files) == 0
+    detected = capsys.readouterr()
+    assert detected.err.count(f"as {word}-separated (detected; set --sep to override)") == 2
     sep = "\\t" if delimiter == "\t" else delimiter
-    assert main(["prmse", str(tmp_path / "r.csv"), "--systems", str(tmp_path / "s.csv"), "--sep", sep]) == 0
+    assert main([*files, "--sep", sep]) == 0
+    assert capsys.readouterr().out == detected.out
+    assert main([*files, "--sep", sep, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    # ... and a wrong --sep gets the advice as flags, not keywords
+    assert main([*files, "--sep", ","]) == 2
+    err = capsys.readouterr().err
+    assert f"{word}-separated" in err and "--sep" in err and "sep=" not in err.replace("--sep", "")
 
 
 def test_cli_advice_names_flags_not_keywords(essays, tmp_path, capsys):

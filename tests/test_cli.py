@@ -123,7 +123,8 @@ def test_demo_prints_closed_form_and_posterior_columns(capsys):
     assert np.all(lower < posterior) and np.all(posterior < upper) and np.all(r_hat < 1.01)
 
 
-def test_bayes_flag_adds_posterior_keys(long_files, capsys):
+def test_bayes_flag_adds_posterior_keys(long_files, capsys, monkeypatch):
+    monkeypatch.setenv("BAYES_RATERS_PROGRESSBAR", "1")  # a progress bar is drawn: it must not reach stdout
     folder, ratings, systems = long_files
     args = ["prmse", str(folder / "ratings.csv"), "--systems", str(folder / "systems.csv"), "--json",
             "--response-column", "id", "--rater-column", "who", "--system-column", "engine", "--score-column", "value",

@@ -208,7 +208,9 @@ def test_cli_irt_json(tmp_path, capsys):
     args = ["irt", str(tmp_path / "answers.csv"), "--model", "2pl", "--json", "--respondent-column", "who", "--seed", "1"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"items", "respondents"}
+    assert set(out) == {"items", "respondents", "convergence"}  # issue 13: the fit's convergence beside the tables
+    assert isinstance(out["convergence"]["converged"], bool) and out["convergence"]["chains"] == 2
+    assert out["convergence"]["max_r_hat"] > 0.99 and out["convergence"]["divergences"] >= 0
     assert len(out["items"]) == 8 and len(out["respondents"]) == 120
     assert {"item", "a_mean", "b_mean", "flagged", "reasons"} <= set(out["items"][0])
     assert {"respondent", "theta_mean", "theta_sd"} <= set(out["respondents"][0])
@@ -229,8 +231,9 @@ def test_cli_irt_priors_and_sampler_reach_fit_irt(tmp_path, monkeypatch):
     monkeypatch.setattr(irt_package, "fit_irt", spy)
     table, _ = simulate_responses(20, 4, random_seed=9)
     table.to_csv(tmp_path / "answers.csv", index=False)
-    for extra in ([], ["--priors", "fixed", "--sampler", "numpyro"]):
+    for extra in ([], ["--priors", "fixed", "--sampler", "numpyro", "--quiet"]):
         with pytest.raises(KeyboardInterrupt):
             main(["irt", str(tmp_path / "answers.csv"), *extra])
-    assert seen[0]["hierarchical"] is True and "nuts_sampler" not in seen[0]
+    assert seen[0]["hierarchical"] is True and seen[0]["nuts_sampler"] == "pymc"
     assert seen[1]["hierarchical"] is False and seen[1]["nuts_sampler"] == "numpyro"
+    assert seen[0]["progressbar"] is None and seen[1]["progressbar"] is False  # --quiet: no bar; else a bar on a terminal

@@ -56,7 +56,7 @@ def _stored_variables(model: pm.Model) -> list[str]:
     return [n for n in names if n not in _NOT_STORED]
 
 
-def _checked_variables(model: pm.Model) -> list[str]:
+def checked_variables(model: pm.Model) -> list[str]:
     """Convergence is judged on the model's parameters and PRMSE, not on per-response latents."""
     names = [v.name for v in model.free_RVs if "response" not in model.named_vars_to_dims.get(v.name, ())]
     return names + ["prmse"]
@@ -353,7 +353,7 @@ def fit_true_score_model(
             target_accept=target_accept,
             nuts_kwargs=ORDINAL_ADAPTATION.get(nuts_sampler) if spec.observation == "ordinal" else None,
             var_names=_stored_variables(model),
-            check_var_names=_checked_variables(model),
+            check_var_names=checked_variables(model),
             progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )

@@ -1,0 +1,158 @@
+"""The argument parser of ``bayes-raters`` and the rewriting of package advice into its flags.
+
+Imports nothing heavy (no numpy, pandas or PyMC), so ``bayes-raters --help`` answers at once."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from importlib.metadata import PackageNotFoundError, version
+
+#: Python keyword named in package advice -> the command-line flag that does the same.
+FLAGS = {
+    "response": "--response-column", "rater": "--rater-column", "system": "--system-column",
+    "score": "--score-column", "score_range": "--score-range", "error_variance": "--error-variance",
+    "chains": "--chains", "draws": "--draws", "tune": "--tune", "ci_prob": "--ci", "sep": "--sep",
+    "encoding": "--encoding", "respondent": "--respondent-column", "item": "--item-column",
+    "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
+}
+_KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
+
+DESCRIPTION = "Bayesian models of human ratings: PRMSE against the true score, IRT item tables."
+EPILOG = """examples:
+  bayes-raters prmse ratings.csv --systems systems.csv
+  bayes-raters prmse scores.csv --human h1 --human h2 --system engine --json
+  bayes-raters irt answers.csv --model 1pl --output items.csv
+bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
+
+
+def cli_advice(message: str) -> str:
+    """Rewrite the Python keywords in a package message into this command line's flags,
+    e.g. ``rater=...`` -> ``--rater-column NAME``, ``score_range=(low, high)`` ->
+    ``--score-range LOW HIGH``, so that the advice works where it is read."""
+
+    def flag(match: re.Match) -> str:
+        value = {"(low, high)": "LOW HIGH", "...": "NAME"}.get(match.group(2), match.group(2))
+        return f"{FLAGS[match.group(1)]} {value}"
+
+    return _KEYWORD.sub(flag, message)
+
+
+def _version() -> str:
+    try:
+        return version("bayes_raters")
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "0+unknown"
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Each option's default after its help (where there is one: not for flags, lists or
+    "not set"); examples kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text, default = action.help or "", action.default
+        unset = default is None or default is False or default == [] or default is argparse.SUPPRESS
+        if action.option_strings and not unset and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    return commands.add_parser(name, help=help, description=textwrap.fill(description, 88), formatter_class=_Formatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bayes-raters", description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _prmse_parser(commands)
+    _irt_parser(commands)
+    demo = _command(commands, "demo", "closed-form and posterior PRMSE on a small simulated data set",
+                    "Simulate a Loukina et al. (2020) design, fit the true-score model and print both PRMSE estimates.")
+    demo.add_argument("--seed", type=int, metavar="N", default=2020, help="seed of the simulation and the sampler")
+    _output_options(demo, tables=False)
+    return parser
+
+
+def _prmse_parser(commands) -> None:
+    prmse = _command(
+        commands, "prmse", "closed-form PRMSE of each system against the true score",
+        "Human ratings: long (one row per rating: response, rater, score) or wide (one row per "
+        "response, one --human column per rating). System scores: long in --systems FILE (response, "
+        "system, score), or wide (one --system column per system) in --systems FILE or in the ratings "
+        "file itself. Each file has its own column names. Empty cells are missing ratings.",
+    )
+    prmse.add_argument("ratings", help="CSV of human ratings (long or wide)")
+    prmse.add_argument("--systems", metavar="FILE", help="CSV of system scores (long, or wide with --system COL)")
+    ratings = prmse.add_argument_group("columns of the ratings file")
+    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
+    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
+    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
+    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
+    systems = prmse.add_argument_group("columns of the system-scores file (default: as in the ratings file)")
+    systems.add_argument("--systems-response-column", metavar="NAME", help="response id in --systems FILE")
+    systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
+    systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
+    systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
+    _file_options(prmse)
+    prmse.add_argument("--error-variance", type=float, metavar="V", default=None, help="known rater error variance")
+    prmse.add_argument("--score-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="declared scale, e.g. 1 6")
+    bayes = prmse.add_argument_group("posterior PRMSE (Bayesian true-score model)")
+    bayes.add_argument("--bayes", action="store_true", help="add the posterior PRMSE beside the closed form")
+    bayes.add_argument("--ci", type=float, metavar="P", default=0.9, help="credible interval probability")
+    bayes.add_argument(
+        "--observation", choices=["normal", "ordinal"], default="normal",
+        help="normal: ratings as continuous; ordinal: integer ratings rounded from the true score "
+        "(needs --score-range; slower, see models/ctt_true_score.md)",
+    )
+    _sampler_options(bayes, draws=2000)
+    _output_options(prmse)
+
+
+def _irt_parser(commands) -> None:
+    irt = _command(
+        commands, "irt", "fit an IRT model to right/wrong answers and print item and respondent tables",
+        "RESPONSES.csv: one row per answer with a respondent id, an item id and 1/0 (or true/false) "
+        "for a correct answer; unanswered items are absent rows.",
+    )
+    irt.add_argument("responses", help="CSV of answers in long format")
+    irt.add_argument("--model", choices=["1pl", "2pl", "3pl", "4pl"], default="2pl", help="IRT model")
+    irt.add_argument("--n-options", type=int, metavar="K", default=None, help="answer options per item (3PL/4PL guessing prior)")
+    irt.add_argument(
+        "--method", choices=["marginal", "joint"], default="marginal",
+        help="marginal: abilities integrated out by quadrature; joint: abilities sampled",
+    )
+    irt.add_argument(
+        "--priors", choices=["hierarchical", "fixed"], default="hierarchical",
+        help="item priors: population location and scale, or fixed N(0, 2) / LogNormal(0, 0.5)",
+    )
+    irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
+    columns = irt.add_argument_group("columns of the answers file")
+    columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="respondent id")
+    columns.add_argument("--item-column", default="item", metavar="NAME", help="item id")
+    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="1/0 or true/false")
+    _file_options(irt)
+    _sampler_options(irt, draws=1000)
+    _output_options(irt)
+
+
+def _file_options(command: argparse.ArgumentParser) -> None:
+    files = command.add_argument_group("reading the files")
+    files.add_argument("--sep", default=None, metavar="CHAR", help="column delimiter, e.g. ',' ';' or '\\t' (default: detected, and named on stderr if not ',')")
+    files.add_argument("--encoding", default="utf-8", metavar="NAME", help="text encoding, e.g. latin-1 or cp1252")
+
+
+def _sampler_options(group, *, draws: int) -> None:
+    group.add_argument("--draws", type=int, metavar="N", default=draws, help="posterior draws per chain")
+    group.add_argument("--tune", type=int, metavar="N", default=1000, help="warm-up draws per chain")
+    group.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
+    group.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
+
+
+def _output_options(command: argparse.ArgumentParser, *, tables: bool = True) -> None:
+    output = command.add_argument_group("output")
+    if tables:
+        output.add_argument("--json", action="store_true", help="print strict JSON (null for missing) instead of a table")
+        output.add_argument("--output", metavar="FILE", help="write the result to FILE.csv or FILE.json instead of stdout")
+    output.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr (warnings still)")
