@@ -129,3 +129,41 @@ def test_progress_goes_to_stderr(capsys):
         print("a progress bar")
     captured = capsys.readouterr()
     assert captured.out == "" and "a progress bar" in captured.err
+
+
+def test_pairwise_command_bayes_and_online(tmp_path, capsys):
+    """The example comparisons (8 systems, quality rising from sys_A to sys_H) with their own
+    column names: the Bayesian fit (through fit_pairwise_model's item_a=/item_b=/outcome=)
+    and TrueSkill on the aggregated file both recover the order; strict JSON with convergence."""
+    from scipy import stats
+
+    assert main(["example", str(tmp_path)]) == 0
+    capsys.readouterr()
+    names = ["--item-a-column", "system_a", "--item-b-column", "system_b", "--outcome-column", "result"]
+    truth = {f"sys_{c}": k for k, c in enumerate("ABCDEFGH")}
+    args = ["pairwise", str(tmp_path / "comparisons.csv"), *names, "--draws", "300", "--tune", "300", "--seed", "1", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "bayes" and len(out["items"]) == 8
+    assert set(out["convergence"]) >= {"converged", "max_r_hat", "min_ess_bulk", "divergences"}
+    means = {row["item"]: row["mean"] for row in out["items"]}
+    assert stats.spearmanr([means[k] for k in truth], list(truth.values())).statistic > 0.9
+    assert all(0 < row["lower"] < row["mean"] < row["upper"] < 1 for row in out["items"])
+    counts = ["pairwise", str(tmp_path / "comparison_counts.csv"), *names, "--count-column", "n", "--method", "trueskill", "--json"]
+    assert main(counts) == 0
+    online = json.loads(capsys.readouterr().out)
+    assert sum(row["n_judgements"] for row in online["items"]) == 2 * 600  # every judgement counted, both items
+    scalar = {row["item"]: row["scalar"] for row in online["items"]}
+    assert stats.spearmanr([scalar[k] for k in truth], list(truth.values())).statistic > 0.9
+    unnamed = [c for c in counts if c not in ("--count-column", "n")]
+    assert main(unnamed) == 2  # a count column left unnamed is refused, with the flag that uses it
+    assert "Name it with --count-column n" in capsys.readouterr().err
+
+
+def test_pairwise_column_keywords_name_missing_columns():
+    from bayes_raters.errors import InvalidInputError
+    from bayes_raters.pairwise import fit_pairwise_model
+
+    table = pd.DataFrame({"first": ["a", "b"], "second": ["b", "c"], "result": ["win", "loss"]})
+    with pytest.raises(InvalidInputError, match=r"no column named by item_b='other'"):
+        fit_pairwise_model(table, item_a="first", item_b="other", outcome="result")

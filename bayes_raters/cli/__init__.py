@@ -3,6 +3,7 @@
 ``bayes-raters prmse RATINGS.csv --systems SYSTEMS.csv``   long format, one set of column names per file
 ``bayes-raters prmse SCORES.csv --human h1 --human h2 --system sys``   wide format
 ``bayes-raters irt ANSWERS.csv --model 2pl``   item and respondent tables
+``bayes-raters pairwise COMPARISONS.csv``   item scores from pairwise comparisons
 ``bayes-raters demo``   closed-form and posterior PRMSE on a small simulated data set
 
 Results go to stdout (``--json`` for strict JSON) or ``--output FILE.csv|.json``; progress bars,
@@ -41,14 +42,43 @@ def _json_records(table) -> str:
     return json.dumps(json_records(table), indent=2, allow_nan=False)
 
 
+#: What to try on each example file, in the example folder (the README runs these as written).
+EXAMPLE_COMMANDS = [
+    "bayes-raters prmse human_scores.csv --systems machine_scores.csv --response-column essay_id "
+    "--rater-column rater_id --system-column engine --systems-score-column pred_score",
+    "bayes-raters prmse scores_wide.csv --response-column essay_id --human human_1 --human human_2 "
+    "--system engine_a --system engine_b",
+    "bayes-raters irt answers.csv --model 1pl",
+    "bayes-raters pairwise comparisons.csv --item-a-column system_a --item-b-column system_b --outcome-column result",
+    "bayes-raters pairwise comparison_counts.csv --item-a-column system_a --item-b-column system_b "
+    "--outcome-column result --count-column n --method trueskill",
+]
+
+
+def example(args):
+    from bayes_raters.cli.files import Output
+    from bayes_raters.examples import write_examples
+
+    paths = write_examples(args.folder)
+    lines = [f"wrote {len(paths)} files to {args.folder}: {', '.join(p.name for p in paths)}",
+             f"try, in {args.folder}:", *(f"  {line}" for line in EXAMPLE_COMMANDS)]
+    return Output("\n".join(lines))
+
+
 def _run(args):
     from bayes_raters.cli import commands, files
 
     commands.check_options(args)
-    if args.command == "demo":
+    if args.command == "example":
+        output = example(args)
+    elif args.command == "demo":
         from bayes_raters.cli.demo import demo
 
         output = demo(args)
+    elif args.command == "pairwise":
+        from bayes_raters.cli.pairwise import pairwise
+
+        output = pairwise(args)
     else:
         output = commands.prmse(args) if args.command == "prmse" else commands.irt(args)
     files.emit(output, args)

@@ -147,17 +147,17 @@ def json_records(table: pd.DataFrame) -> list[dict]:
     return records
 
 
-def _text(table: pd.DataFrame, digits: int = 7) -> str:
+def text_table(table: pd.DataFrame, digits: int = 7) -> str:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         return table.to_string(float_format=lambda x: f"{x:.{digits}f}")
 
 
 def prmse(args: argparse.Namespace) -> Output:
     table = prmse_frame(args)
-    return Output(_text(table), json_records(table), {"prmse": table})
+    return Output(text_table(table), json_records(table), {"prmse": table})
 
 
-def _records(table: pd.DataFrame, key: str) -> list[dict]:
+def records(table: pd.DataFrame, key: str) -> list[dict]:
     """Rows of a table as JSON-ready dicts with the index under ``key`` (NaN as null)."""
     frame = table.reset_index().rename(columns={table.index.name or "index": key})
     return json.loads(frame.to_json(orient="records", double_precision=15))
@@ -185,6 +185,6 @@ def irt(args: argparse.Namespace) -> Output:
             progressbar=progressbar(args),
         )
     items, respondents = result.item_table(), result.respondent_table()
-    data = {"items": _records(items, "item"), "respondents": _records(respondents, "respondent"),
+    data = {"items": records(items, "item"), "respondents": records(respondents, "respondent"),
             "convergence": convergence_record(result.convergence)}
-    return Output(f"{_text(items, 3)}\n\n{_text(respondents, 3)}", data, {"items": items, "respondents": respondents})
+    return Output(f"{text_table(items, 3)}\n\n{text_table(respondents, 3)}", data, {"items": items, "respondents": respondents})

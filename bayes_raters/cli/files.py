@@ -15,10 +15,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from bayes_raters.errors import InvalidInputError
+
+if TYPE_CHECKING:  # pandas is imported when a file is read, not when the parser is built
+    import pandas as pd
 
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 SNIFF_BYTES = 65536
@@ -49,6 +51,8 @@ def detect_delimiter(path: str, encoding: str) -> str:
 def read_table(path: str, args: argparse.Namespace) -> pd.DataFrame:
     """One CSV file as a DataFrame; every failure becomes an :class:`InvalidInputError` whose
     advice names this command line's flags."""
+    import pandas as pd
+
     try:
         sep = _given_sep(args)
         if sep is None:

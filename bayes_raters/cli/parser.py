@@ -16,6 +16,8 @@ FLAGS = {
     "chains": "--chains", "draws": "--draws", "tune": "--tune", "ci_prob": "--ci", "sep": "--sep",
     "encoding": "--encoding", "respondent": "--respondent-column", "item": "--item-column",
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
+    "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
+    "annotator": "--annotator-column",
 }
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
 
@@ -24,6 +26,7 @@ EPILOG = """examples:
   bayes-raters prmse ratings.csv --systems systems.csv
   bayes-raters prmse scores.csv --human h1 --human h2 --system engine --json
   bayes-raters irt answers.csv --model 1pl --output items.csv
+  bayes-raters pairwise comparisons.csv --count-column n
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
 
 
@@ -58,7 +61,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def _command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
+def command_parser(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
     return commands.add_parser(name, help=help, description=textwrap.fill(description, 88), formatter_class=_Formatter)
 
 
@@ -68,15 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _prmse_parser(commands)
     _irt_parser(commands)
-    demo = _command(commands, "demo", "closed-form and posterior PRMSE on a small simulated data set",
+    from bayes_raters.cli.pairwise import add_parser as pairwise_parser
+
+    pairwise_parser(commands, command_parser)
+    example = command_parser(
+        commands, "example", "write the example CSV files into a folder",
+        "Writes small example files (an essay-scoring export, machine scores with their own column names, "
+        "the same data wide, right/wrong answers, pairwise comparisons and their counts) into FOLDER and "
+        "prints a command to try on each.",
+    )
+    example.add_argument("folder", help="where to write them (created if needed)")
+    demo = command_parser(commands, "demo", "closed-form and posterior PRMSE on a small simulated data set",
                     "Simulate a Loukina et al. (2020) design, fit the true-score model and print both PRMSE estimates.")
     demo.add_argument("--seed", type=int, metavar="N", default=2020, help="seed of the simulation and the sampler")
-    _output_options(demo, tables=False)
+    output_options(demo, tables=False)
     return parser
 
 
 def _prmse_parser(commands) -> None:
-    prmse = _command(
+    prmse = command_parser(
         commands, "prmse", "closed-form PRMSE of each system against the true score",
         "Human ratings: long (one row per rating: response, rater, score) or wide (one row per "
         "response, one --human column per rating). System scores: long in --systems FILE (response, "
@@ -95,7 +108,7 @@ def _prmse_parser(commands) -> None:
     systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
     systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
     systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
-    _file_options(prmse)
+    file_options(prmse)
     prmse.add_argument("--error-variance", type=float, metavar="V", default=None, help="known rater error variance")
     prmse.add_argument("--score-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="declared scale, e.g. 1 6")
     bayes = prmse.add_argument_group("posterior PRMSE (Bayesian true-score model)")
@@ -106,12 +119,12 @@ def _prmse_parser(commands) -> None:
         help="normal: ratings as continuous; ordinal: integer ratings rounded from the true score "
         "(needs --score-range; slower, see models/ctt_true_score.md)",
     )
-    _sampler_options(bayes, draws=2000)
-    _output_options(prmse)
+    sampler_options(bayes, draws=2000)
+    output_options(prmse)
 
 
 def _irt_parser(commands) -> None:
-    irt = _command(
+    irt = command_parser(
         commands, "irt", "fit an IRT model to right/wrong answers and print item and respondent tables",
         "RESPONSES.csv: one row per answer with a respondent id, an item id and 1/0 (or true/false) "
         "for a correct answer; unanswered items are absent rows.",
@@ -132,25 +145,25 @@ def _irt_parser(commands) -> None:
     columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="respondent id")
     columns.add_argument("--item-column", default="item", metavar="NAME", help="item id")
     columns.add_argument("--correct-column", default="correct", metavar="NAME", help="1/0 or true/false")
-    _file_options(irt)
-    _sampler_options(irt, draws=1000)
-    _output_options(irt)
+    file_options(irt)
+    sampler_options(irt, draws=1000)
+    output_options(irt)
 
 
-def _file_options(command: argparse.ArgumentParser) -> None:
+def file_options(command: argparse.ArgumentParser) -> None:
     files = command.add_argument_group("reading the files")
     files.add_argument("--sep", default=None, metavar="CHAR", help="column delimiter, e.g. ',' ';' or '\\t' (default: detected, and named on stderr if not ',')")
     files.add_argument("--encoding", default="utf-8", metavar="NAME", help="text encoding, e.g. latin-1 or cp1252")
 
 
-def _sampler_options(group, *, draws: int) -> None:
+def sampler_options(group, *, draws: int) -> None:
     group.add_argument("--draws", type=int, metavar="N", default=draws, help="posterior draws per chain")
     group.add_argument("--tune", type=int, metavar="N", default=1000, help="warm-up draws per chain")
     group.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
     group.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
 
 
-def _output_options(command: argparse.ArgumentParser, *, tables: bool = True) -> None:
+def output_options(command: argparse.ArgumentParser, *, tables: bool = True) -> None:
     output = command.add_argument_group("output")
     if tables:
         output.add_argument("--json", action="store_true", help="print strict JSON (null for missing) instead of a table")

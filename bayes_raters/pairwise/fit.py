@@ -14,6 +14,7 @@ import pymc as pm
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.simulate import outcome_probabilities
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
@@ -244,6 +245,9 @@ def fit_pairwise_model(
     items=None,
     allow_disconnected: bool = False,
     count: str | None = None,
+    item_a: str = "item_a",
+    item_b: str = "item_b",
+    outcome: str = "outcome",
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
@@ -259,11 +263,15 @@ def fit_pairwise_model(
     [-strength_max, strength_max], positive = item_a better); each optionally with an
     ``annotator`` column. Aggregated comparisons (one row per distinct judgement with a column
     of how many times it was made, as R's BradleyTerry2 data come) need ``count=`` naming that
-    column; a count-like column left unnamed is an error, not silently ignored. ``target_accept`` defaults to 0.95 when slider biases are
+    column; a count-like column left unnamed is an error, not silently ignored. ``item_a``,
+    ``item_b`` and ``outcome`` name the comparison table's columns where they differ from these
+    defaults. ``target_accept`` defaults to 0.95 when slider biases are
     estimated (several annotators and slider values: with few sliders per annotator, 0.9 left
     a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise.
     ``progressbar``: None (default) shows it in a terminal or notebook only. Warns
     (ConvergenceWarning) if the chains did not converge."""
+    if comparisons is not None:
+        comparisons = canonical_columns(comparisons, {"item_a": item_a, "item_b": item_b, "outcome": outcome}, "comparisons")
     data = prepare_data(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected, count=count,

@@ -32,6 +32,18 @@ def item_positions(items: pd.Index, ids: pd.Series, column: str, what: str) -> n
     return positions.astype(np.int64)
 
 
+def canonical_columns(table: pd.DataFrame, names: dict[str, str], what: str) -> pd.DataFrame:
+    """``table`` with the user's column names (``names``: canonical name -> the user's, as
+    passed to the keyword of the same name) renamed to the canonical ones; a named column that
+    is missing is an error naming the keyword."""
+    table = _require_frame(table, what)
+    renamed = {user: canonical for canonical, user in names.items() if user != canonical}
+    missing = [f"{canonical}={user!r}" for user, canonical in renamed.items() if user not in table.columns]
+    if missing:
+        raise InvalidInputError(f"{what} has no column named by {', '.join(missing)}; it has {list(table.columns)}.")
+    return table.drop(columns=[c for c in renamed.values() if c in table.columns]).rename(columns=renamed)
+
+
 def pair_ids(table: pd.DataFrame, column: str, what: str) -> tuple[pd.Series, pd.Series]:
     """The ``item_a`` and ``item_b`` ids of a pair table with a ``column`` of judgements,
     checked present and different within each row."""

@@ -1,0 +1,109 @@
+"""Small example files, shipped with the package, in the shapes real exports come in:
+``bayes-raters example DIR`` (or :func:`write_examples`) copies them into a folder, and every
+command line of the README runs on them as written.
+
+The files are simulated (:func:`make_examples` rebuilds them bit for bit; a test checks the
+shipped copies against it):
+
+* ``human_scores.csv``: an essay-scoring export, long: ``essay_id`` (text ids such as
+  ``ES-0042``), ``rater_id``, ``score`` (integers 1-6); 400 essays, 150 double-scored, by 6
+  raters of differing severity.
+* ``machine_scores.csv``: two scoring engines on the same essays with their own column names:
+  ``essay_id``, ``engine``, ``pred_score`` (continuous).
+* ``scores_wide.csv``: the same data wide, one row per essay: ``essay_id``, ``human_1``,
+  ``human_2`` (empty where single-scored), ``engine_a``, ``engine_b``.
+* ``answers.csv``: right/wrong answers, long: ``respondent``, ``item``, ``correct``; 250
+  respondents x 12 items with 5% unanswered.
+* ``comparisons.csv``: pairwise judgements of 8 systems, one row per judgement: ``system_a``,
+  ``system_b``, ``result`` (win/tie/loss for system_a), ``annotator``.
+* ``comparison_counts.csv``: the same judgements aggregated as R's BradleyTerry2 data come:
+  one row per distinct (system_a, system_b, result) with the count ``n``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv")
+SEED = 2026
+
+
+def shipped(name: str) -> Path:
+    """Path of a shipped example file."""
+    return Path(str(resources.files(__name__).joinpath(name)))
+
+
+def write_examples(folder: str | Path) -> list[Path]:
+    """Copy the example files into ``folder`` (created if needed); returns their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [Path(shutil.copyfile(shipped(name), folder / name)) for name in FILES]
+
+
+def _essays(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """True scores T ~ N(3.5, 0.9); each rater adds a severity offset and N(0, 0.55) error,
+    rounded and clipped to 1-6; engine A = 0.35 + 0.9 T + N(0, 0.35), engine B = T + N(0, 0.8)."""
+    n, n_double = 400, 150
+    essays = np.array([f"ES-{k:04d}" for k in range(1, n + 1)])
+    true = rng.normal(3.5, 0.9, n)
+    severity = dict(zip([f"R{k:02d}" for k in range(1, 7)], rng.normal(0, 0.25, 6)))
+    raters = np.array(list(severity))
+    rows = []
+    for k in range(n):
+        chosen = rng.choice(raters, 2 if k < n_double else 1, replace=False)
+        for rater in chosen:
+            score = np.clip(np.round(true[k] + severity[rater] + rng.normal(0, 0.55)), 1, 6)
+            rows.append((essays[k], rater, int(score)))
+    human = pd.DataFrame(rows, columns=["essay_id", "rater_id", "score"])
+    machine = pd.DataFrame({
+        "essay_id": np.tile(essays, 2),
+        "engine": np.repeat(["engine_a", "engine_b"], n),
+        "pred_score": np.round(np.concatenate([0.35 + 0.9 * true + rng.normal(0, 0.35, n), true + rng.normal(0, 0.8, n)]), 2),
+    })
+    return human, machine
+
+
+def _wide(human: pd.DataFrame, machine: pd.DataFrame) -> pd.DataFrame:
+    order = human.groupby("essay_id").cumcount() + 1
+    wide = human.assign(slot=order.map(lambda k: f"human_{k}")).pivot(index="essay_id", columns="slot", values="score")
+    engines = machine.pivot(index="essay_id", columns="engine", values="pred_score")
+    return wide.join(engines).reset_index().astype({"human_1": "Int64", "human_2": "Int64"})
+
+
+def _comparisons(rng: np.random.Generator) -> pd.DataFrame:
+    """8 systems of quality q evenly spaced in [0.2, 0.8]; each judgement between a random pair
+    is a win for system_a with probability 1 / (1 + exp(-6 (q_a - q_b))) less a 10% tie rate."""
+    systems = [f"sys_{c}" for c in "ABCDEFGH"]
+    quality = dict(zip(systems, np.linspace(0.2, 0.8, 8)))
+    rows = []
+    for k in range(600):
+        a, b = rng.choice(systems, 2, replace=False)
+        p_win = 1 / (1 + np.exp(-6 * (quality[a] - quality[b])))
+        u = rng.random()
+        result = "tie" if u < 0.1 else ("win" if rng.random() < p_win else "loss")
+        rows.append((a, b, result, f"ann_{k % 5 + 1}"))
+    return pd.DataFrame(rows, columns=["system_a", "system_b", "result", "annotator"])
+
+
+def make_examples(folder: str | Path) -> list[Path]:
+    """Simulate the example files into ``folder`` (what is shipped was written by this)."""
+    from bayes_raters.irt import simulate_responses
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    human, machine = _essays(rng)
+    answers, _ = simulate_responses(250, 12, missing=0.05, random_seed=SEED)
+    answers = answers.astype({"correct": int})
+    comparisons = _comparisons(rng)
+    counts = comparisons.groupby(["system_a", "system_b", "result"]).size().rename("n").reset_index()
+    tables = {"human_scores.csv": human, "machine_scores.csv": machine, "scores_wide.csv": _wide(human, machine),
+              "answers.csv": answers, "comparisons.csv": comparisons, "comparison_counts.csv": counts}
+    for name, table in tables.items():
+        table.to_csv(folder / name, index=False)
+    return [folder / name for name in FILES]
