@@ -12,7 +12,9 @@ file; h5py, netCDF and xarray exceptions never reach the user.
 The checksum is taken over a canonical form of the arrays, so that it survives the netCDF
 round trip: every group and variable (coordinates included) in sorted order, its name,
 dimensions and shape, numbers as little-endian float64 (integers and booleans too: they are
-exact in float64 up to 2**53) and text as UTF-8. NaN is hashed as one fixed bit pattern.
+exact in float64 up to 2**53; an object array holding only numbers, such as integer system
+ids beside text ones, counts as numbers, because netCDF stores it as numbers) and text as UTF-8.
+NaN is hashed as one fixed bit pattern.
 """
 
 from __future__ import annotations
@@ -35,11 +37,17 @@ CHECKSUM_ATTR = "bayes_raters_checksum"
 def _array_bytes(values: np.ndarray) -> bytes:
     """Canonical bytes of one array (see the module docstring)."""
     values = np.asarray(values)
+    if values.dtype.kind == "O" and values.size and all(_is_number(v) for v in values.ravel()):
+        values = values.astype(float)  # netCDF stores an object array of numbers as numbers
     if values.dtype.kind in "biuf":
         numbers = values.astype("<f8")
         numbers[np.isnan(numbers)] = np.nan  # one NaN bit pattern
         return numbers.tobytes()
     return "\x1f".join(str(v) for v in values.ravel()).encode("utf-8")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def tree_checksum(tree: xr.DataTree) -> str:

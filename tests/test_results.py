@@ -159,3 +159,26 @@ def test_pointwise_log_likelihood_sums_to_the_models_likelihood(options):
     np.testing.assert_allclose(gaps, gaps[0], atol=1e-8)
     if not spec.sufficient:
         assert abs(gaps[0]) < 1e-8
+
+
+def test_fit_tree_selects_integer_system_ids(tmp_path):
+    """System ids that are numbers (as read from a CSV) select their own rows: the observed
+    data of each fit are that system's scores and the ratings of its responses."""
+    rng = np.random.default_rng(15)
+    true = rng.normal(3, 1, 120)
+    ratings = pd.DataFrame({"response": np.repeat(np.arange(120), 2), "rater": np.tile(["a", "b"], 120),
+                            "score": np.repeat(true, 2) + rng.normal(0, 0.5, 240)})
+    systems = pd.DataFrame({"response": np.arange(120), "score": true + rng.normal(0, 0.4, 120)})
+    scores = pd.concat([systems.assign(system=7), systems.iloc[:40].assign(system=11, score=true[:40] + rng.normal(0, 0.7, 40))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = fit_true_score_model(ratings, scores, random_seed=5, draws=100, tune=200, chains=2)
+    assert list(result.idata["sample_stats"]["system"].values) == [7, 11]  # not '7', '11' (fit_tree's KeyError)
+    result.save(tmp_path / "fit.nc")
+    loaded = type(result).load(tmp_path / "fit.nc")
+    for system, n in [(7, len(systems)), (11, 40)]:
+        assert loaded.fit_tree(system)["observed_data"]["system_score"].size == n
+        tree = result.fit_tree(system)
+        assert tree["observed_data"]["system_score"].size == n, system
+        responses = set(systems["response"].iloc[:n])
+        assert tree["observed_data"]["rating_score"].size == ratings["response"].isin(responses).sum(), system

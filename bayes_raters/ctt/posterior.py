@@ -219,12 +219,14 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         return cls(idata=tree, spec=TrueScoreSpec(**spec_fields), reports=reports)
 
 
-def _combine(trees: dict, group: str) -> xr.Dataset:
+def _combine(trees: dict, group: str, ids: dict) -> xr.Dataset:
+    """One group of the separate fits along ``system``; ``ids`` maps each fit's name (text) to
+    its system id as given (a number stays a number, as in the posterior's coordinate)."""
     parts = []
     for name, tree in trees.items():
         part = tree[group].to_dataset()
         if "system" not in part.dims:
-            part = part.expand_dims(system=[name])
+            part = part.expand_dims(system=[ids[name]])
         parts.append(part)
     combined = xr.concat(parts, dim="system", data_vars="all", coords="different", join="outer", compat="equals")
     return combined.transpose("chain", "draw", ...)
@@ -359,8 +361,9 @@ def fit_true_score_model(
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        posterior = trees["joint"]["posterior"].to_dataset() if joint else _combine(trees, "posterior")
-        stats = trees["joint"]["sample_stats"].to_dataset() if joint else _combine(trees, "sample_stats")
+        ids = {str(s): s for s in system_ids}
+        posterior = trees["joint"]["posterior"].to_dataset() if joint else _combine(trees, "posterior", ids)
+        stats = trees["joint"]["sample_stats"].to_dataset() if joint else _combine(trees, "sample_stats", ids)
     closed = closed_form_table(rated, scored, error_variance=error_variance)
     closed.index = closed.index.astype(object)
     idata = xr.DataTree.from_dict(
