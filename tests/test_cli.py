@@ -172,13 +172,13 @@ def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypat
 
 
 def test_json_is_strict_null_for_missing_or_infinite():
-    from bayes_raters.cli import _json_records
+    from bayes_raters.cli.commands import json_records
 
     table = pd.DataFrame(
         {"n": [3], "n_raters": [2], "n_single": [1], "n_multiple": [2], "error_variance": [np.nan],
          "true_score_variance": [1.0], "mse_true": [np.inf], "prmse": [-np.inf]},
         index=pd.Index(["m"], name="system"),
     )
-    record = json.loads(_json_records(table))[0]
+    record = json.loads(json.dumps(json_records(table), allow_nan=False))[0]
     assert record["error_variance"] is None and record["mse_true"] is None and record["prmse"] is None
     assert record["n"] == 3 and record["true_score_variance"] == 1.0

@@ -14,7 +14,6 @@ before the command runs, and PyMC only by the commands that fit, so ``--help`` i
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from collections.abc import Sequence
@@ -33,13 +32,6 @@ def __getattr__(name: str):  # the key lists live with the commands (numpy, pand
 
         return getattr(commands, name)
     raise AttributeError(f"module 'bayes_raters.cli' has no attribute {name!r}")
-
-
-def _json_records(table) -> str:
-    """The ``prmse --json`` text of a PRMSE table."""
-    from bayes_raters.cli.commands import json_records
-
-    return json.dumps(json_records(table), indent=2, allow_nan=False)
 
 
 #: What to try on each example file, in the example folder (the README runs these as written).

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
-
+from bayes_raters.cli.commands import text_table
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar
 
 READING = (
@@ -40,6 +39,4 @@ def demo(args: argparse.Namespace) -> Output:
     table["r2_true"] = [r2_score(data["system_score"].sel(system=s), data["true_score"]) for s in table.index]
     table["r2_rater"] = [r2_score(data["system_score"].sel(system=s), first_rater) for s in table.index]
     columns = ["category", "closed_form", "posterior", "lower_90", "upper_90", "r_hat", "r2_true", "r2_rater"]
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        text = table[columns].to_string(float_format=lambda x: f"{x:.3f}")
-    return Output(text + "\n" + READING)
+    return Output(text_table(table[columns], 3) + "\n" + READING)
