@@ -227,21 +227,36 @@ def _pairwise_design(rng: np.random.Generator, design: str):
     return comparisons, (scalars if n_scal else None), (strengths if n_stre else None)
 
 
+def comparisons_from_counts(pooled: pd.DataFrame, counts: np.ndarray, items: pd.Index, annotators: pd.Index) -> pd.DataFrame:
+    """One row per judgement (item_a, item_b, outcome, annotator) from simulated counts of
+    (loss, tie, win) per pooled pair (:func:`~bayes_raters.pairwise.likelihood.pool_comparisons`)."""
+    kinds = np.tile(np.array(["loss", "tie", "win"]), len(pooled))
+    rows = np.repeat(np.arange(len(pooled)), 3)
+    times = np.asarray(counts, dtype=np.int64).reshape(-1)
+    rows, kinds = np.repeat(rows, times), np.repeat(kinds, times)
+    return pd.DataFrame(
+        {"item_a": items[pooled["a"].to_numpy()[rows]], "item_b": items[pooled["b"].to_numpy()[rows]], "outcome": kinds,
+         "annotator": annotators[pooled["annotator"].to_numpy()[rows]]}
+    )
+
+
 def simulate_pairwise(rng: np.random.Generator, design: str = "outcomes"):
     """Parameters and judgements drawn from the beta-latent model's own prior predictive
     (``pm.sample_prior_predictive`` on the model built for the design), so the priors are
     exactly those of :func:`~bayes_raters.pairwise.model.build_pairwise_model`."""
     import pymc as pm
 
-    from bayes_raters.pairwise.model import OUTCOME_INDEX, build_pairwise_model, prepare_data
+    from bayes_raters.pairwise.likelihood import pool_comparisons
+    from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 
     comparisons, scalars, strengths = _pairwise_design(rng, design)
-    model = build_pairwise_model(prepare_data(comparisons, scalars, strengths))
+    data = prepare_data(comparisons, scalars, strengths)
+    model = build_pairwise_model(data, ties=True, parametrization="values")  # flat variables cannot be drawn
     with quiet_pymc():  # no "Sampling: [...]" line per simulation
         draw = pm.sample_prior_predictive(draws=1, model=model, random_seed=rng, compile_kwargs={"mode": "FAST_COMPILE"})
     prior, predictive = draw["prior"].to_dataset().isel(chain=0, draw=0), draw["prior_predictive"].to_dataset().isel(chain=0, draw=0)
-    labels = {code: label for label, code in OUTCOME_INDEX.items()}
-    comparisons["outcome"] = [labels[int(code)] for code in predictive["outcome"].values]
+    pooled = pool_comparisons(data.comparisons, data.items, data.annotators)
+    comparisons = comparisons_from_counts(pooled, predictive["outcome"].values, data.items, data.annotators)
     if scalars is not None:
         scalars["value"] = predictive["value"].values
     if strengths is not None:
@@ -252,12 +267,12 @@ def simulate_pairwise(rng: np.random.Generator, design: str = "outcomes"):
 
 
 def fit_pairwise(data, seed: int):
-    """``fit_pairwise_model`` with its defaults on the simulated judgements."""
+    """``fit_pairwise_model`` with its defaults (and the tie band the data were drawn with) on the simulated judgements."""
     from bayes_raters.pairwise import fit_pairwise_model
 
     comparisons, scalars, strengths = data
     defaults = {key: value for key, value in FIT.items() if key != "target_accept"}
-    result = fit_pairwise_model(comparisons, scalars, strengths, random_seed=seed, **defaults)
+    result = fit_pairwise_model(comparisons, scalars, strengths, ties=True, random_seed=seed, **defaults)
     posterior = result.posterior
     draws = {name: posterior[name].values for name in posterior.data_vars if posterior[name].dims == ("chain", "draw")}
     draws.update({f"s[{j}]": posterior["s"].values[..., j] for j in range(PAIRWISE_TRACKED)})

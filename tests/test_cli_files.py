@@ -167,3 +167,13 @@ def test_pairwise_column_keywords_name_missing_columns():
     table = pd.DataFrame({"first": ["a", "b"], "second": ["b", "c"], "result": ["win", "loss"]})
     with pytest.raises(InvalidInputError, match=r"no column named by item_b='other'"):
         fit_pairwise_model(table, item_a="first", item_b="other", outcome="result")
+
+
+def test_pairwise_ties_no_on_tied_data_advises_the_flag(tmp_path, capsys):
+    """--ties no on a file with ties stops before sampling, with advice in flags, not keywords."""
+    assert main(["example", str(tmp_path)]) == 0
+    capsys.readouterr()
+    names = ["--item-a-column", "system_a", "--item-b-column", "system_b", "--outcome-column", "result"]
+    assert main(["pairwise", str(tmp_path / "comparison_counts.csv"), *names, "--count-column", "n", "--ties", "no"]) == 2
+    err = capsys.readouterr().err
+    assert "--ties no, but" in err and "--ties yes" in err and "ties=" not in err

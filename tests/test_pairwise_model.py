@@ -5,6 +5,7 @@ bounds, result tables, active selection, and the Belz & Kow analyses."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -13,7 +14,7 @@ import pymc as pm
 import pytest
 import xarray as xr
 from pytensor.compile.sharedvalue import SharedVariable
-from scipy import stats
+from scipy import special, stats
 
 from bayes_raters.agreement import eta_squared, kendalls_w
 from bayes_raters.errors import BayesRatersError, ConvergenceWarning, InputWarning, InsufficientDataError, InvalidInputError
@@ -45,32 +46,73 @@ def test_model_builds_without_sampling_with_named_dims(mixed):
     data = prepare_data(sim["comparisons"], sim["scalars"], sim["strengths"])
     model = build_pairwise_model(data)
     assert model.named_vars_to_dims["s"] == ("item",)
-    assert model.named_vars_to_dims["outcome"] == ("comparison",)
+    assert model.named_vars_to_dims["outcome"] == ("pair", "outcome_kind")
     assert model.named_vars_to_dims["value"] == ("scalar",)
     assert model.named_vars_to_dims["preference"] == ("strength",)
     assert model.named_vars_to_dims["consistency"] == ("annotator",)
-    assert {"comparison_item_a", "scalar_value", "strength_value"} <= set(model.named_vars)
-    assert all(isinstance(model[name], SharedVariable) for name in ("comparison_outcome", "scalar_value", "strength_value"))
+    assert {"pair_item_a", "pair_total", "scalar_value", "strength_value"} <= set(model.named_vars)
+    assert all(isinstance(model[name], SharedVariable) for name in ("pair_item_a", "pair_total", "scalar_value", "strength_value"))
     assert "s" in pm.model_to_graphviz(model).source
     assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+def _set_point(model, s, lam, eps=None):
+    point = model.initial_point()
+    point["s_logodds__"] = np.log(s / (1 - s))
+    point["lambda_log__"] = np.log(lam)
+    if eps is not None:
+        point["epsilon_log__"] = np.log(eps)
+    return point
+
+
+def _outcome_logp(model, point):
+    return model.compile_fn(model.logp(vars=[model["outcome"]], sum=False)[0], inputs=model.value_vars)(point)
 
 
 @pytest.mark.parametrize("link", ["rao-kupper", "probit"])
 def test_outcome_likelihood_equals_closed_form_probabilities(link):
     comparisons = pd.DataFrame({"item_a": ["x", "x", "y"], "item_b": ["y", "z", "z"], "outcome": ["win", "tie", "loss"]})
-    model = build_pairwise_model(prepare_data(comparisons), link=link)
-    point = model.initial_point()
-    s = np.array([0.8, 0.5, 0.3])
-    lam, eps = 6.0, 0.4
-    point["s_logodds__"] = np.log(s / (1 - s))
-    point["lambda_log__"] = np.log(lam)
-    point["epsilon_log__"] = np.log(eps)
-    logp = model.compile_fn(model.logp(vars=[model["outcome"]], sum=False)[0], inputs=model.value_vars)(point)
+    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrization="values")
+    s, lam, eps = np.array([0.8, 0.5, 0.3]), 6.0, 0.4
+    logp = _outcome_logp(model, _set_point(model, s, lam, eps))
     p = outcome_probabilities(s[[0, 0, 1]], s[[1, 2, 2]], lam, eps, link)
     expected = np.log(p[np.arange(3), [2, 1, 0]])
     # PyTensor's normal log-CDF agrees with scipy's to ~1e-8 relative
     np.testing.assert_allclose(logp, expected, rtol=1e-10 if link == "rao-kupper" else 1e-7)
     np.testing.assert_allclose(p.sum(axis=-1), 1.0)
+
+
+@pytest.mark.parametrize("link", ["rao-kupper", "probit"])
+def test_identical_comparisons_pool_into_counts_with_the_same_likelihood(link):
+    """Rows of one pair in either order (and repeats) become one multinomial count vector whose
+    log-probability is the sum of the rows' categorical log-probabilities plus the parameter-free
+    multinomial coefficient log(5! / (1! 1! 3!)) = log 20."""
+    comparisons = pd.DataFrame(
+        {"item_a": ["x", "y", "x", "x", "y", "y"], "item_b": ["y", "x", "y", "y", "x", "z"],
+         "outcome": ["win", "win", "tie", "win", "loss", "loss"]}
+    )
+    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrization="values")
+    np.testing.assert_array_equal(model.rvs_to_values[model["outcome"]].data, [[1, 1, 3], [1, 0, 0]])
+    s, lam, eps = np.array([0.8, 0.5, 0.3]), 6.0, 0.4
+    logp = _outcome_logp(model, _set_point(model, s, lam, eps))
+    p = outcome_probabilities(s[[0, 1]], s[[1, 2]], lam, eps, link)
+    expected = [np.log(20) + 3 * np.log(p[0, 2]) + np.log(p[0, 1]) + np.log(p[0, 0]), np.log(p[1, 0])]
+    np.testing.assert_allclose(logp, expected, rtol=1e-7)
+
+
+def test_ties_false_is_bradley_terry_and_refuses_tied_data():
+    comparisons = pd.DataFrame({"item_a": ["x", "y", "x"], "item_b": ["y", "z", "z"], "outcome": ["win", "win", "loss"]})
+    data = prepare_data(comparisons)
+    model = build_pairwise_model(data, parametrization="values")  # ties=None: no tie in the data, no tie band
+    assert "epsilon" not in model.named_vars
+    assert "epsilon" in build_pairwise_model(data, ties=True).named_vars
+    s, lam = np.array([0.8, 0.5, 0.3]), 6.0
+    logp = _outcome_logp(model, _set_point(model, s, lam))
+    d = lam * (s[[0, 0, 1]] - s[[1, 2, 2]])
+    np.testing.assert_allclose(np.sort(logp), np.sort(-np.logaddexp(0, -d * np.array([1, -1, 1]))), rtol=1e-10)
+    tied = comparisons.assign(outcome=["win", "tie", "loss"])
+    with pytest.raises(InvalidInputError, match="ties=False, but 1 comparison"):
+        build_pairwise_model(prepare_data(tied), ties=False)
 
 
 def test_scalars_at_the_bounds_are_kept_and_finite():
@@ -262,3 +304,68 @@ def test_rse_and_pje_simulation_has_a_latin_square_design_and_pje_agrees_more():
     table = compare_rse_pje(rse, pje, fit=False)
     assert (table.loc[["eta_squared (System)", "Kendall's W", "self-consistency (r)"], "PJE"]
             > table.loc[["eta_squared (System)", "Kendall's W", "self-consistency (r)"], "RSE"]).all()
+
+
+def test_aggregated_citation_counts_pool_to_six_pairs_with_the_bradley_terry_likelihood():
+    """Stigler's citation counts (tests/data/citations, 12 rows, 3,727 comparisons, no ties)
+    as R's BradleyTerry2 ships them: count= uses them as 3,727 judgements, the model pools them
+    into 6 pairs, has no tie band, and its outcome log-likelihood at s, lambda equals the
+    Bradley-Terry log-likelihood of the counts at abilities lambda * s plus the binomial
+    coefficients."""
+    table = pd.read_csv(Path(__file__).parent / "data" / "citations" / "citations.csv")
+    comparisons = table.rename(columns={"cited": "item_a", "citing": "item_b"})
+    data = prepare_data(comparisons, count="n")
+    assert len(data.comparisons) == 3727
+    model = build_pairwise_model(data, parametrization="values")
+    counts = model.rvs_to_values[model["outcome"]].data
+    assert counts.shape == (6, 3) and counts.sum() == 3727 and counts[:, 1].sum() == 0
+    assert "epsilon" not in model.named_vars
+    s, lam = np.array([0.7, 0.1, 0.6, 0.75]), 4.3
+    logp = _outcome_logp(model, _set_point(model, s, lam)).sum()
+    ability = pd.Series(lam * s, index=data.items)
+    d = ability[table["cited"]].to_numpy() - ability[table["citing"]].to_numpy()
+    expected = (table["n"] * -np.logaddexp(0, -d)).sum()
+    pairs = table.assign(pair=[tuple(sorted(p)) for p in zip(table["cited"], table["citing"], strict=True)]).groupby("pair")["n"]
+    expected += sum(special.gammaln(n.sum() + 1) - special.gammaln(n + 1).sum() for _, n in pairs)
+    np.testing.assert_allclose(logp, expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("link", ["rao-kupper", "probit"])
+def test_difference_parametrization_has_the_density_of_the_values_parametrization(link):
+    """Comparisons alone are sampled in ability differences and two log gaps
+    (pairwise.abilities). At random points, its log density equals the value parametrization's
+    (logit s, log lambda) density at the same s, lambda plus log |det d(logit s, log lambda) /
+    d(new coordinates)|, taken here by central finite differences, up to one constant: PyMC's
+    zero-sum transform leaves out the volume factor of its linear map from n - 1 free
+    coordinates, 1/2 log n. So the two are one model."""
+    comparisons = pd.DataFrame(
+        {"item_a": ["w", "x", "y", "w", "x", "z"], "item_b": ["x", "y", "z", "z", "z", "y"],
+         "outcome": ["win", "tie", "loss", "win", "win", "tie"]}
+    )
+    data = prepare_data(comparisons)
+    new = build_pairwise_model(data, link=link)
+    old = build_pairwise_model(data, link=link, parametrization="values")
+    assert "ability_difference" in new.named_vars and "ability_difference" not in old.named_vars
+    new_logp, old_logp = new.compile_logp(), old.compile_logp()
+    values = new.compile_fn(new.replace_rvs_by_values([new["s"], new["lambda"]]), inputs=new.value_vars, on_unused_input="ignore")
+    names = ["ability_difference_zerosum__", "log_gap_low", "log_gap_high"]
+    rng = np.random.default_rng(4)
+    gaps = []
+
+    def old_coordinates(flat, point):
+        point = {**point, names[0]: flat[:3], names[1]: flat[3], names[2]: flat[4]}
+        s, lam = values(point)
+        return np.r_[np.log(s / (1 - s)), np.log(lam)]
+
+    for _ in range(3):
+        point = {**new.initial_point(), names[0]: rng.normal(0, 0.5, 3), names[1]: rng.normal(-1, 0.5),
+                 names[2]: rng.normal(1, 0.5), "epsilon_log__": rng.normal(-1, 0.3)}
+        flat = np.r_[point[names[0]], point[names[1]], point[names[2]]]
+        step = 1e-6
+        jacobian = np.column_stack([
+            (old_coordinates(flat + step * e, point) - old_coordinates(flat - step * e, point)) / (2 * step) for e in np.eye(5)
+        ])
+        s, lam = values(point)
+        old_point = {"s_logodds__": np.log(s / (1 - s)), "lambda_log__": np.log(lam), "epsilon_log__": point["epsilon_log__"]}
+        gaps.append(new_logp(point) - old_logp(old_point) - np.linalg.slogdet(jacobian)[1])
+    np.testing.assert_allclose(gaps, -0.5 * np.log(4), rtol=0, atol=1e-6)

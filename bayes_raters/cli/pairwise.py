@@ -32,6 +32,10 @@ def add_parser(commands, command) -> None:
     columns.add_argument("--annotator-column", default=None, metavar="NAME", help="annotator id (bayes: annotator effects)")
     file_options(pairwise)
     bayes = pairwise.add_argument_group("Bayesian model (--method bayes)")
+    bayes.add_argument(
+        "--ties", choices=["auto", "yes", "no"], default="auto",
+        help="model a tie band: auto when the file holds a tie; no for tie-free data (Bradley-Terry)",
+    )
     bayes.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     sampler_options(bayes, draws=1000)
     output_options(pairwise)
@@ -63,6 +67,7 @@ def pairwise(args: argparse.Namespace) -> Output:
                 table, item_a=args.item_a_column, item_b=args.item_b_column, outcome=args.outcome_column,
                 annotator=args.annotator_column, count=args.count_column, draws=args.draws, tune=args.tune,
                 chains=args.chains, random_seed=args.seed, progressbar=progressbar(args),
+                ties={"auto": None, "yes": True, "no": False}[args.ties],
             )
         items = result.item_table(ci_prob=args.ci)
         data = {"method": "bayes", "items": records(items, "item"), "convergence": convergence_record(result.convergence)}

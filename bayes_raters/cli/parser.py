@@ -17,8 +17,9 @@ FLAGS = {
     "encoding": "--encoding", "respondent": "--respondent-column", "item": "--item-column",
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
     "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
-    "annotator": "--annotator-column",
+    "annotator": "--annotator-column", "ties": "--ties",
 }
+_CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
 
 DESCRIPTION = "Bayesian models of human ratings: PRMSE against the true score, IRT item tables."
@@ -37,6 +38,7 @@ def cli_advice(message: str) -> str:
 
     def flag(match: re.Match) -> str:
         value = {"(low, high)": "LOW HIGH", "...": "NAME"}.get(match.group(2), match.group(2))
+        value = _CHOICES.get(match.group(1), {}).get(value, value)
         return f"{FLAGS[match.group(1)]} {value}"
 
     return _KEYWORD.sub(flag, message)

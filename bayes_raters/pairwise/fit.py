@@ -202,6 +202,8 @@ class PairwiseResult(FitResult):
         options = config.get("model_options", {})
         if "prior" in options:
             options["prior"] = tuple(options["prior"])
+        options.setdefault("ties", "epsilon" in idata["posterior"])  # files written before ties= existed
+        options.setdefault("parametrization", "differences" if "ability_difference" in idata["posterior"] else "values")
         return cls(idata, data, ConvergenceReport(**config["report"]), config["link"], options)
 
     def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
@@ -211,13 +213,13 @@ class PairwiseResult(FitResult):
         is the posterior counterpart of RA's variance + match-quality rule."""
         posterior = self.posterior
         if "lambda" not in posterior:
-            raise InvalidInputError("next_pairs needs a fit with pairwise comparisons (lambda, epsilon).")
+            raise InvalidInputError("next_pairs needs a fit with pairwise comparisons (lambda).")
         rng = np.random.default_rng(random_seed)
         draws = self._s_draws
         pick = rng.choice(draws.shape[0], size=min(SELECTION_DRAWS, draws.shape[0]), replace=False)
         s = draws[pick]
         lam = posterior["lambda"].stack(sample=("chain", "draw")).to_numpy()[pick]
-        eps = posterior["epsilon"].stack(sample=("chain", "draw")).to_numpy()[pick]
+        eps = posterior["epsilon"].stack(sample=("chain", "draw")).to_numpy()[pick] if "epsilon" in posterior else np.zeros(len(pick))
         anchors = np.argsort(-s.var(axis=0))[: min(n_anchors, s.shape[1])]
         i, j = np.meshgrid(anchors, np.arange(s.shape[1]), indexing="ij")
         keep = i != j
@@ -245,6 +247,8 @@ def fit_pairwise_model(
     items=None,
     allow_disconnected: bool = False,
     count: str | None = None,
+    ties: bool | None = None,
+    parametrization: str = "auto",
     item_a: str = "item_a",
     item_b: str = "item_b",
     outcome: str = "outcome",
@@ -263,7 +267,12 @@ def fit_pairwise_model(
     [-strength_max, strength_max], positive = item_a better); each optionally with an
     ``annotator`` column. Aggregated comparisons (one row per distinct judgement with a column
     of how many times it was made, as R's BradleyTerry2 data come) need ``count=`` naming that
-    column; a count-like column left unnamed is an error, not silently ignored. ``item_a``,
+    column; a count-like column left unnamed is an error, not silently ignored. Identical
+    comparisons are pooled into counts inside the model either way. ``ties``: True models a tie
+    band (epsilon), False none (Bradley-Terry; tie-free data such as citation counts), None
+    (default) a tie band when some comparison is a tie. ``parametrization`` (see
+    :func:`~bayes_raters.pairwise.model.build_pairwise_model`): by default comparisons alone are
+    sampled in the abilities' differences, which the data identify. ``item_a``,
     ``item_b`` and ``outcome`` name the comparison table's columns where they differ from these
     defaults. ``target_accept`` defaults to 0.95 when slider biases are
     estimated (several annotators and slider values: with few sliders per annotator, 0.9 left
@@ -276,7 +285,8 @@ def fit_pairwise_model(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected, count=count,
     )
-    options = {"prior": tuple(prior), "annotator_effects": annotator_effects, "slider_resolution": slider_resolution}
+    options = {"prior": tuple(prior), "annotator_effects": annotator_effects, "slider_resolution": slider_resolution, "ties": ties,
+               "parametrization": parametrization}
     model = build_pairwise_model(data, link=link, **options)
     if target_accept is None:
         target_accept = 0.95 if "bias" in model.named_vars else 0.9

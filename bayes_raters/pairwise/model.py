@@ -19,7 +19,9 @@ Three likelihoods, any mix:
   P(i > j) = pi_i / (pi_i + theta pi_j), P(j > i) = pi_j / (theta pi_i + pi_j),
   P(tie) = the rest; or (``link="probit"``, Thurstone with a tie band)
   P(i > j) = Phi(d - epsilon), P(tie) = Phi(epsilon - d) - Phi(-epsilon - d),
-  d = lambda c_k (s_i - s_j).
+  d = lambda c_k (s_i - s_j). Without a tie band (``ties=False``, or no tie in the data)
+  epsilon = 0: Bradley-Terry (probit: Thurstone case V). Comparisons of the same pair by the
+  same annotator are pooled into multinomial counts (:mod:`bayes_raters.pairwise.likelihood`).
 * scalar y in [0, 1] (DA / EASL sliders): y ~ Beta with mean
   invlogit(logit(s_i) + u_k) and concentration phi c_k, censored at the slider ends
   [r, 1 - r] (r = ``slider_resolution``), so values at exactly 0 or 1 count as
@@ -50,10 +52,11 @@ from scipy.sparse.csgraph import connected_components
 
 from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRIZATIONS, abilities_from_differences, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
+from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, OUTCOME_KINDS, outcome_likelihood, pool_comparisons, resolve_ties
 
 LINKS = ("rao-kupper", "probit")
-OUTCOME_INDEX = {"loss": 0, "tie": 1, "win": 2}  # category of the observed outcome seen from item_a
 
 
 @dataclass(frozen=True)
@@ -219,24 +222,6 @@ def prepare_data(
     return dataclasses.replace(data, groups=check_connected(data, allow_disconnected))
 
 
-def _rao_kupper_logp(lam_a, lam_b, epsilon):
-    """Log P(loss), P(tie), P(win) of item_a, stacked on the last axis, from the log
-    strengths lam = lambda c s (Eqs. 20-22)."""
-    log_win = lam_a - pt.logaddexp(lam_a, epsilon + lam_b)
-    log_loss = lam_b - pt.logaddexp(epsilon + lam_a, lam_b)
-    log_tie = pt.log(pt.expm1(2 * epsilon)) + lam_a + lam_b - pt.logaddexp(lam_a, epsilon + lam_b) - pt.logaddexp(epsilon + lam_a, lam_b)
-    return pt.stack([log_loss, log_tie, log_win], axis=-1)
-
-
-def _probit_logp(difference, epsilon):
-    """Thurstone with a tie band: log P(loss), P(tie), P(win) at d = lambda c (s_a - s_b)."""
-    normal = pm.Normal.dist(0.0, 1.0)
-    log_win = pm.logcdf(normal, difference - epsilon)
-    log_loss = pm.logcdf(normal, -difference - epsilon)
-    log_tie = pm.math.logdiffexp(pm.logcdf(normal, epsilon - difference), pm.logcdf(normal, -epsilon - difference))
-    return pt.stack([log_loss, log_tie, log_win], axis=-1)
-
-
 def _censored_beta_logp(value, alpha, beta, low, high):
     r"""Beta(alpha, beta) censored to [low, high]: :math:`\log F(low)` at ``low``,
     :math:`\log F'(1 - high)` at ``high`` with :math:`F'` the cdf of Beta(beta, alpha) (the
@@ -330,9 +315,17 @@ def build_pairwise_model(
     prior: tuple[float, float] = (1.0, 1.0),
     annotator_effects: bool | None = None,
     slider_resolution: float = 0.01,
+    ties: bool | None = None,
+    parametrization: str = "auto",
 ) -> pm.Model:
     """The PyMC model for validated ``data`` (see the module docstring); no sampling.
-    ``annotator_effects`` defaults to True when more than one annotator is named."""
+    ``annotator_effects`` defaults to True when more than one annotator is named. ``ties``:
+    model a tie band (epsilon) or not (Bradley-Terry / Thurstone, P(tie) = 0); None models
+    one when the comparisons hold a tie. Comparisons are pooled per (pair, annotator)
+    (:mod:`bayes_raters.pairwise.likelihood`). ``parametrization``: ``"values"`` samples
+    logit s and log lambda, ``"differences"`` the abilities' differences
+    (:mod:`bayes_raters.pairwise.abilities`; comparisons alone), ``"auto"`` the latter for
+    comparisons alone."""
     if link not in LINKS:
         raise InvalidInputError(f"link must be one of {LINKS}, got {link!r}.")
     if not 0 < slider_resolution < 0.5:
@@ -344,8 +337,17 @@ def build_pairwise_model(
     coords = {"item": data.items.to_numpy(), "annotator": data.annotators.to_numpy()}
     if data.systems is not None:
         coords["system"] = pd.unique(data.systems.to_numpy())
+    if parametrization not in PARAMETRIZATIONS:
+        raise InvalidInputError(f"parametrization must be one of {PARAMETRIZATIONS}, got {parametrization!r}.")
+    comparisons_only = not (len(data.scalars) or len(data.strengths)) and data.systems is None
+    if parametrization == "differences" and not comparisons_only:
+        raise InvalidInputError('parametrization="differences" is for comparisons alone (no scalars, strengths or systems).')
+    differences = uses_differences(parametrization, comparisons_only)
+    ties = resolve_ties(data.comparisons, ties)
+    pooled = pool_comparisons(data.comparisons, data.items, data.annotators) if len(data.comparisons) else None
     coords.update(
-        comparison=np.arange(len(data.comparisons)), scalar=np.arange(len(data.scalars)), strength=np.arange(len(data.strengths))
+        pair=np.arange(0 if pooled is None else len(pooled)), outcome_kind=OUTCOME_KINDS,
+        scalar=np.arange(len(data.scalars)), strength=np.arange(len(data.strengths)),
     )
     items, annotators = data.items, data.annotators
     with pm.Model(coords=coords) as model:
@@ -355,21 +357,14 @@ def build_pairwise_model(
             consistency = pm.Deterministic("consistency", pt.exp(sigma_c * pm.Normal("consistency_z", 0, 1, dims="annotator")), dims="annotator")
             if len(data.scalars):
                 bias, delta = _panel_bias(len(annotators))
-        s = _latent_values(data, prior, delta, coords)
+        if differences:
+            s, _, u = abilities_from_differences(prior, len(items))
+        else:
+            s = _latent_values(data, prior, delta, coords)
+            u = pm.LogNormal("lambda", *LAMBDA_PRIOR) * s if len(data.comparisons) else None
         if len(data.comparisons):
-            comp = data.comparisons
-            a = pm.Data("comparison_item_a", items.get_indexer(comp["item_a"]), dims="comparison")
-            b = pm.Data("comparison_item_b", items.get_indexer(comp["item_b"]), dims="comparison")
-            who = pm.Data("comparison_annotator", annotators.get_indexer(comp["annotator"]), dims="comparison")
-            outcome = pm.Data("comparison_outcome", comp["outcome"].to_numpy(np.int64), dims="comparison")
-            lam = pm.LogNormal("lambda", np.log(5.0), 1.0)
-            epsilon = pm.HalfNormal("epsilon", 1.0)
-            sharp = lam * consistency[who]
-            if link == "rao-kupper":
-                logp = _rao_kupper_logp(sharp * s[a], sharp * s[b], epsilon)
-            else:
-                logp = _probit_logp(sharp * (s[a] - s[b]), epsilon)
-            pm.Categorical("outcome", logit_p=logp, observed=outcome, dims="comparison")
+            epsilon = pm.HalfNormal("epsilon", 1.0) if ties else None
+            outcome_likelihood(pooled, u, epsilon, consistency, link)
         if len(data.scalars):
             scal = data.scalars
             where = pm.Data("scalar_item", items.get_indexer(scal["item"]), dims="scalar")
