@@ -182,3 +182,33 @@ def test_fit_tree_selects_integer_system_ids(tmp_path):
         assert tree["observed_data"]["system_score"].size == n, system
         responses = set(systems["response"].iloc[:n])
         assert tree["observed_data"]["rating_score"].size == ratings["response"].isin(responses).sum(), system
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"joint": True, "rater_effects": True, "cutpoints": "estimated"},
+     pytest.param({"joint": True}, marks=pytest.mark.slow), pytest.param({}, marks=pytest.mark.slow)],
+)
+def test_ordinal_pointwise_log_likelihood_sums_to_the_models_likelihood(options):
+    """Ordinal ratings: each response's log p(ratings, scores) with T integrated out, from the
+    exact units, adds up to the model's pooled likelihood (its ``marginal_likelihood``
+    Potential) at random points: to rounding with two systems in one fit, and to the accuracy
+    of the Chebyshev grid (tests/test_ctt_ordinal.py) for one system, which the model pools on
+    that grid."""
+    _, (ratings, systems) = simulate_true_score(np.random.default_rng(22), "ordinal")
+    if options.get("joint"):
+        systems = pd.concat([systems, systems.assign(system="n", score=systems["score"] * 0.8 + 1)], ignore_index=True)
+    spec = TrueScoreSpec(observation="ordinal", score_range=(1, 6), **options)
+    rated, scored = validate_true_score_inputs(ratings, systems, spec)
+    data = model_data(rated, scored, spec, None if spec.joint else [scored["system"].iloc[0]])
+    model = build_from_data(data, spec)
+    names = [v.name for v in model.free_RVs + model.deterministics]
+    parameters = model.compile_fn(model.replace_rvs_by_values([model[n] for n in names]), inputs=model.value_vars, on_unused_input="ignore")
+    likelihood = model.compile_fn(model.replace_rvs_by_values([model["marginal_likelihood"]]), inputs=model.value_vars, on_unused_input="ignore")
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        point = {name: value + 0.3 * rng.standard_normal(np.shape(value)) for name, value in model.initial_point().items()}
+        draws = {name: np.asarray(value)[None, ...] for name, value in zip(names, parameters(point))}
+        pointwise = protocol.ordinal_loglik(data, spec, draws)
+        assert pointwise.shape == (1, len(data.responses)) and np.isfinite(pointwise).all()
+        np.testing.assert_allclose(pointwise.sum(), float(likelihood(point)[0]), rtol=1e-9 if spec.joint else 1e-6)

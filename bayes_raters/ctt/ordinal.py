@@ -221,26 +221,39 @@ def _multi_terms(mean, var, units, p: OrdinalParameters):
     return log_lik, t_mean, pt.maximum((weights * latent**2).sum(axis=-1) - t_mean**2, 0.0)
 
 
-def unit_terms(units, p: OrdinalParameters):
-    """The count-weighted log-likelihood of all units (T integrated out; PyTensor), and the
-    conditional mean and variance of T per unit given its data (for PRMSE)."""
+def _unit_pieces(units, p: OrdinalParameters):
+    """Per unit (PyTensor, not count-weighted): log p(M_u) and, per block of units (one, two,
+    three or more ratings), log p(H_u | M_u), E[T] and Var[T]."""
     log_system, mean, precision = system_conditional(units, p)
     var = 1 / precision
     one, two, more = units.blocks()
-    count = units.count
     lower, upper = p.bounds(units.single_rater[:, 0], units.single_category[:, 0])
-    log_one, mean_one, var_one = one_rating_moments(
-        mean[one], var[one], lower, upper, p.error_var(units.single_rater[:, 0])
-    )
-    log_two, mean_two, var_two = pair_terms(mean[two], var[two], units.pair_rater, units.pair_category, p)
-    means, variances = [mean_one, mean_two], [var_one, var_two]
-    total = pt.sum(count * log_system) + pt.sum(count[one] * log_one) + pt.sum(count[two] * log_two)
+    blocks = [
+        one_rating_moments(mean[one], var[one], lower, upper, p.error_var(units.single_rater[:, 0])),
+        pair_terms(mean[two], var[two], units.pair_rater, units.pair_category, p),
+    ]
     if units.multi.size:
-        log_more, mean_more, var_more = _multi_terms(mean[more], var[more], units, p)
-        total = total + pt.sum(count[more] * log_more)
-        means.append(mean_more)
-        variances.append(var_more)
-    return total, pt.concatenate(means), pt.concatenate(variances)
+        blocks.append(_multi_terms(mean[more], var[more], units, p))
+    return log_system, blocks
+
+
+def unit_terms(units, p: OrdinalParameters):
+    """The count-weighted log-likelihood of all units (T integrated out; PyTensor), and the
+    conditional mean and variance of T per unit given its data (for PRMSE)."""
+    log_system, blocks = _unit_pieces(units, p)
+    count = units.count
+    total = pt.sum(count * log_system)
+    for block, (log_ratings, _, _) in zip(units.blocks(), blocks):
+        total = total + pt.sum(count[block] * log_ratings)
+    return total, pt.concatenate([b[1] for b in blocks]), pt.concatenate([b[2] for b in blocks])
+
+
+def unit_logliks(units, p: OrdinalParameters):
+    """log p(ratings, system scores) of each unit, T integrated out (PyTensor; the terms that
+    :func:`unit_terms` weights by the counts): the pointwise log-likelihood of a response is
+    that of its unit."""
+    log_system, blocks = _unit_pieces(units, p)
+    return log_system + pt.concatenate([b[0] for b in blocks])
 
 
 def prmse_parts(units, t_mean, t_var, n_systems: int, static):

@@ -17,8 +17,9 @@ with :math:`P_i = \sigma_T^{-2} + \sum_k b_k^2 / v_k` and :math:`m_i = (\mu / \s
 \sum_k b_k x_k / v_k) / P_i` the conditional precision and mean of :math:`T_i` (the same
 identity as the model's likelihood, :mod:`bayes_raters.ctt.model`). One value per response and
 posterior draw, so ``az.loo`` leaves out one response (all its ratings and scores) at a time.
-The ordinal model has no ``log_likelihood`` group yet: its likelihood pools responses with the
-same ratings into units, and LOO per response needs the unpooled terms.
+Ordinal observations: the same quantity, log p(ratings, system scores of i) with T integrated
+out, from the ordinal model's per-unit terms (:func:`bayes_raters.ctt.ordinal.unit_logliks`) on
+the exact units (no Chebyshev grid), each response taking its unit's value.
 
 **Posterior predictive.** Per draw, :math:`T_i` from its exact conditional (normal:
 :math:`N(m_i, P_i^{-1/2})`; ordinal: :func:`bayes_raters.ctt.ordinal.draw_true_scores`), then
@@ -32,6 +33,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pymc as pm
+import pytensor
+import pytensor.tensor as pt
 import xarray as xr
 from scipy import sparse
 
@@ -132,21 +135,39 @@ def replicate(data, spec, p: dict, true: np.ndarray, rng: np.random.Generator) -
     return ratings, systems
 
 
+def _ordinal_parameters(draw: dict, data, spec: TrueScoreSpec, lib) -> ordinal.OrdinalParameters:
+    """The ordinal model's parameters from one draw's values (NumPy) or symbols (PyTensor)."""
+    fixed = np.arange(*spec.score_range) + 0.5
+    cut = draw.get("cutpoints", fixed if lib is np else pt.as_tensor(fixed))
+    return ordinal.OrdinalParameters(
+        draw.get("mu"), draw.get("sigma_T"), draw.get("alpha"), draw.get("beta"), draw.get("tau"), draw.get("rater_offset"),
+        draw.get("sigma_rater", draw.get("sigma_e")), ordinal.padded_cutpoints(cut, lib), data.center,
+    )
+
+
+def ordinal_loglik(data, spec: TrueScoreSpec, p: dict) -> np.ndarray:
+    """Pointwise log-likelihood (samples x responses) of the ordinal model at parameter draws
+    ``p`` (samples first): the per-unit terms compiled once, evaluated per draw."""
+    units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
+    names = sorted(name for name in p if name in ORDINAL_PARAMETERS)
+    symbols = {name: pt.tensor(name, shape=(None,) * (p[name].ndim - 1), dtype="float64") for name in names}
+    per_unit = pytensor.function(
+        [symbols[n] for n in names], ordinal.unit_logliks(units, _ordinal_parameters(symbols, data, spec, pt)),
+        on_unused_input="ignore",
+    )
+    return np.stack([per_unit(*(p[n][j] for n in names))[units.response_unit] for j in range(len(p["mu"]))])
+
+
+ORDINAL_PARAMETERS = ("mu", "sigma_T", "alpha", "beta", "tau", "rater_offset", "sigma_rater", "sigma_e", "cutpoints")
+
+
 def ordinal_true_scores(data, spec: TrueScoreSpec, draws: xr.Dataset, rng: np.random.Generator) -> xr.DataArray:
     """Exact conditional draws of T_i under the ordinal model, one per posterior draw."""
     units = ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater")
-    fixed = np.arange(*spec.score_range) + 0.5
     values = np.empty((draws.sizes["sample"], len(data.responses)))
     for j in range(draws.sizes["sample"]):
         one = draws.isel(sample=j)
-
-        def get(name, default=None):
-            return one[name].to_numpy() if name in one else default
-
-        params = ordinal.OrdinalParameters(
-            get("mu"), get("sigma_T"), get("alpha"), get("beta"), get("tau"), get("rater_offset"),
-            get("sigma_rater", get("sigma_e")), ordinal.padded_cutpoints(get("cutpoints", fixed), np), data.center,
-        )
+        params = _ordinal_parameters({name: one[name].to_numpy() for name in one.data_vars}, data, spec, np)
         values[j] = ordinal.draw_true_scores(units, params, rng)
     return xr.DataArray(values, dims=("sample", "response"), coords={"response": data.responses}, name="true_score")
 
@@ -231,15 +252,14 @@ class TrueScoreGroups:
     def _log_likelihood(self, n_draws: int | None = LOG_LIK_DRAWS) -> xr.Dataset:
         """The pointwise log-likelihood of each response (all its ratings and system scores,
         T integrated out; module docstring) for about ``n_draws`` posterior draws (memory:
-        draws x responses). Normal observations only."""
-        if self.spec.observation != "normal":
-            raise InvalidInputError("the pointwise log-likelihood is available for observation='normal' only.")
+        draws x responses)."""
         draws = thinned_posterior(self.posterior, n_draws)
         responses = pd.unique(self.ratings["response"])
         position = pd.Index(responses)
         pieces = {}
         for system, data, model in self._fits():
-            _, _, log_lik = conditional_and_loglik(data, stacked(self._fit_draws(draws, system, model)))
+            p = stacked(self._fit_draws(draws, system, model))
+            log_lik = ordinal_loglik(data, self.spec, p) if self.spec.observation == "ordinal" else conditional_and_loglik(data, p)[2]
             pieces["joint" if system is None else system] = (position.get_indexer(data.responses), log_lik)
         array = self._per_fit(pieces, "response", {"response": _ids(responses)}, len(responses), draws)
         return xr.Dataset({"ratings_and_scores": array})

@@ -31,6 +31,7 @@ from bayes_raters.irt.marginal import (
     finer_rule,
     quadrature_error,
 )
+from bayes_raters.irt import plots
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, thinned_posterior
@@ -238,42 +239,13 @@ class IRTResult(FitResult):
         report = ConvergenceReport(**config.pop("report"))
         return cls(tree, config.pop("model"), table, report, **config)
 
-    def plot_item_curves(self, items=None, ax=None, ci_prob: float = 0.9):
-        """Item characteristic curves with posterior ``ci_prob`` bands. Returns the Axes."""
-        import matplotlib.pyplot as plt
-
-        grid = np.linspace(-4, 4, 81)
-        params = item_parameters(self.posterior)
-        chosen = list(self.posterior["item"].values[:6]) if items is None else list(items)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        for item in chosen:
-            a, b, c, d = (params[k].sel(item=item).values.reshape(-1, 1) for k in PARAMETERS)
-            curves = c + (d - c) / (1 + np.exp(-a * (grid - b)))
-            low, mid, high = np.quantile(curves, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
-            (line,) = ax.plot(grid, mid, label=str(item))
-            ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
-        ax.set_xlabel("ability theta")
-        ax.set_ylabel("P(correct)")
-        ax.legend(fontsize="small")
-        return ax
+    def plot_item_curves(self, items=None, ax=None, ci_prob: float = 0.9, labels: dict | None = None):
+        """Item characteristic curves with posterior bands (:func:`bayes_raters.irt.plots.plot_item_curves`)."""
+        return plots.plot_item_curves(self.posterior, items, ax, ci_prob, labels)
 
     def plot_information(self, ax=None, ci_prob: float = 0.9):
-        """Test information and SE(theta) across the scale with posterior bands."""
-        import matplotlib.pyplot as plt
-
-        grid = np.linspace(-4, 4, 81)
-        curves = information_curves(self.posterior, grid)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 3.5))
-        for name, color in (("test_information", "tab:blue"), ("se_theta", "tab:orange")):
-            values = curves[name].stack(sample=("chain", "draw")).transpose("sample", "theta").values
-            low, mid, high = np.quantile(values, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
-            ax.plot(grid, mid, color=color, label=name)
-            ax.fill_between(grid, low, high, color=color, alpha=0.2)
-        ax.set_xlabel("ability theta")
-        ax.legend(fontsize="small")
-        return ax
+        """Test information and SE(theta) (:func:`bayes_raters.irt.plots.plot_information`)."""
+        return plots.plot_information(self.posterior, ax, ci_prob)
 
 
 def _quiet_loo(idata: xr.DataTree, reff: float | None = None):

@@ -158,11 +158,20 @@ class PairwiseResult(FitResult):
         names = [n for n, v in self.posterior.data_vars.items() if v.dims == ("chain", "draw")]
         return az.summary(self.posterior[names], ci_prob=ci_prob, ci_kind="eti")
 
-    def plot_forest(self, ci_prob: float = 0.9, **kwargs):
-        """``az.plot_forest`` of s (50% and ``ci_prob`` intervals), items in ranked order;
-        returns the PlotCollection."""
+    def plot_forest(self, ci_prob: float = 0.9, combined: bool = True, **kwargs):
+        """``az.plot_forest`` of s, items in ranked order, one line per item (chains pooled;
+        ``combined=False`` draws each chain): thick the 50% interval, thin the ``ci_prob``
+        interval, the dot the median; the figure says so in its title. Returns the
+        PlotCollection."""
         order = self.item_table().index.to_numpy()
-        return az.plot_forest(self.posterior[["s"]].sel(item=order), ci_probs=(0.5, ci_prob), **kwargs)
+        collection = az.plot_forest(
+            self.posterior[["s"]].sel(item=order), ci_probs=(0.5, ci_prob), combined=combined, **kwargs
+        )
+        figure = collection.viz["figure"]
+        figure = getattr(figure, "item", lambda: figure)()
+        if hasattr(figure, "suptitle"):
+            figure.suptitle(f"s per item, ranked: median, 50% (thick) and {ci_prob:.0%} (thin) intervals", fontsize="medium")
+        return collection
 
     def save(self, path: str | Path) -> Path:
         """Write the whole result (posterior, sample stats, validated judgements, settings) to
