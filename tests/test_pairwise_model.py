@@ -346,6 +346,8 @@ def test_difference_parametrization_has_the_density_of_the_values_parametrizatio
     new = build_pairwise_model(data, link=link)
     old = build_pairwise_model(data, link=link, parametrization="values")
     assert "ability_difference" in new.named_vars and "ability_difference" not in old.named_vars
+    annotated = prepare_data(comparisons.assign(annotator=["a", "b"] * 3))
+    assert "ability_difference" not in build_pairwise_model(annotated).named_vars  # consistencies: values coordinates
     new_logp, old_logp = new.compile_logp(), old.compile_logp()
     values = new.compile_fn(new.replace_rvs_by_values([new["s"], new["lambda"]]), inputs=new.value_vars, on_unused_input="ignore")
     names = ["ability_difference_zerosum__", "log_gap_low", "log_gap_high"]

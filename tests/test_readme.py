@@ -42,3 +42,13 @@ def test_readme_pairwise_example_runs(capsys):
     assert scores["n_judgements"].sum() == 3 * 150
     assert scores["scalar"].corr(namespace["truth"], method="spearman") > 0.8
     assert "uncertainty" in capsys.readouterr().out
+
+
+def test_every_python_block_is_one_that_a_test_runs():
+    """A block added to the README without a test here fails: each block is the first (PRMSE)
+    example, the protocol example or the pairwise example, each run above."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    protocol = [b for b in blocks if "sample_posterior_predictive" in b][:1]
+    pairwise = [b for b in blocks if "bayes_raters.pairwise" in b][:1]
+    unrun = [b[:60] for b in blocks if b not in [blocks[0], *protocol, *pairwise]]
+    assert not unrun, f"README python blocks no test runs: {unrun}"

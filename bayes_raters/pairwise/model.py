@@ -342,7 +342,7 @@ def build_pairwise_model(
     comparisons_only = not (len(data.scalars) or len(data.strengths)) and data.systems is None
     if parametrization == "differences" and not comparisons_only:
         raise InvalidInputError('parametrization="differences" is for comparisons alone (no scalars, strengths or systems).')
-    differences = uses_differences(parametrization, comparisons_only)
+    differences = uses_differences(parametrization, comparisons_only and not annotator_effects)
     ties = resolve_ties(data.comparisons, ties)
     pooled = pool_comparisons(data.comparisons, data.items, data.annotators) if len(data.comparisons) else None
     coords.update(
