@@ -180,8 +180,12 @@ def test_scoring_new_respondents_orders_systems_and_covers_their_ability(scale):
 
 def test_plots_and_reliability(scale):
     result = scale[2]
-    assert result.plot_item_curves(items=["i000", "i019"]).get_legend() is not None
-    assert len(result.plot_information().get_lines()) == 2
+    curves = result.plot_item_curves(items=["i000", "i019"], labels={"i019": "last item"})
+    labels = [text.get_text() for text in curves.get_legend().get_texts()]
+    assert labels[0].startswith("i000: a = ") and labels[1].startswith("last item (i019: a = ")
+    information = result.plot_information()  # information on the left axis, SE on its twin
+    assert [text.get_text() for text in information.get_legend().get_texts()] == ["test information", "SE of theta (right axis)"]
+    assert len(information.get_lines()) == 1 and len(information.get_shared_x_axes().get_siblings(information)) == 2
     assert 0.5 < result.reliability() < 1
 
 
