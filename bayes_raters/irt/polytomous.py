@@ -1,0 +1,218 @@
+r"""Polytomous items: the graded response model (GRM, Samejima 1969) and the generalized
+partial credit model (GPCM, Muraki 1992), abilities integrated out by the quadrature engine
+(:mod:`bayes_raters.quadrature`), as the binary marginal model does.
+
+Item :math:`j` has :math:`K_j` ordered categories :math:`0, \dots, K_j - 1` (the observed
+scores of the item, in order), discrimination :math:`a_j` and thresholds
+:math:`b_{j1}, \dots, b_{j,K_j-1}`. With :math:`x_{jk}(\theta) = a_j(\theta - b_{jk})`:
+
+- **GRM**: :math:`P(X_j \ge k \mid \theta) = \sigma(x_{jk})`, thresholds ordered, so
+  :math:`P(X_j = k) = \sigma(x_{jk}) - \sigma(x_{j,k+1})`; in logs, for a middle category,
+  :math:`\log P = x_{jk} + \log(1 - e^{-a_j (b_{j,k+1} - b_{jk})}) - \operatorname{sp}(x_{jk}) - \operatorname{sp}(x_{j,k+1})`
+  (:math:`\operatorname{sp}(x) = \log(1 + e^x)`), the lowest category :math:`-\operatorname{sp}(x_{j1})`,
+  the highest :math:`-\operatorname{sp}(-x_{j,K_j-1})`: no difference of probabilities is formed.
+- **GPCM**: :math:`P(X_j = k) \propto \exp \sum_{v \le k} x_{jv}` (the empty sum for
+  :math:`k = 0`); the step difficulties :math:`b_{jv}` need not be ordered.
+
+Priors (generative, so prior predictive draws and SBC work): :math:`\log a_j \sim N(0, 0.5)`.
+GRM: item location :math:`c_j \sim N(0, 2)` (the mean threshold) and gaps
+:math:`g_{jk} = b_{j,k+1} - b_{jk} \sim \text{LogNormal}(0, 0.5)`, the thresholds being
+:math:`c_j` plus the centred cumulative gaps. GPCM: :math:`b_{jv} \sim N(0, 2)`.
+:math:`\theta \sim N(0, 1)` fixes location and scale.
+
+Likelihood. Every (item, category) pair is one row of a "category" axis; the log-probability of
+every category at every quadrature node is a (categories, nodes) matrix, and a pattern's
+log-likelihood at the nodes is a one-hot (patterns, categories) matrix times it: one matrix
+product, as for binary items. Identical patterns (missing answers included) are pooled.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayes_raters.data import validate_long
+from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.quadrature import QuadratureRule, marginal_loglik, rule_for
+
+POLYTOMOUS_MODELS = ("grm", "gpcm")
+
+
+def validate_ratings(
+    responses: pd.DataFrame, *, respondent: str = "respondent", item: str = "item", score: str = "score"
+) -> tuple[pd.DataFrame, dict]:
+    """A long table, one row per (respondent, item), with integer-valued ordinal ``score``.
+
+    Returns ``(table, categories)``: the table with a ``category`` column (0 .. K_j - 1, the
+    item's observed scores in order) and ``{item: [scores in category order]}``. A score inside
+    an item's range that nobody gave is collapsed (the categories above it move down) and an
+    :class:`InputWarning` names it; an item everyone gave the same score raises."""
+    table = validate_long(responses, {"respondent": respondent, "item": item}, score, "responses")
+    values = table["score"].to_numpy(float)
+    if not np.allclose(values, np.round(values)):
+        raise InvalidInputError(
+            f"responses: column {score!r} must hold whole-number ordinal scores (e.g. 1-5); found "
+            f"{sorted(set(values[values != np.round(values)]))[:5]}."
+        )
+    if table["respondent"].nunique() < 2 or table["item"].nunique() < 2:
+        raise InsufficientDataError("IRT needs at least two respondents and two items.")
+    categories, collapsed = {}, []
+    for name, scores in table.groupby("item", sort=False)["score"]:
+        used = np.unique(scores.to_numpy(float))
+        if len(used) < 2:
+            raise InvalidInputError(
+                f"responses: item {name!r} has one score only ({used[0]:g}) from everyone: it carries no information. Drop it."
+            )
+        gaps = sorted(set(range(int(used[0]), int(used[-1]) + 1)) - set(used.astype(int)))
+        if gaps:
+            collapsed.append(f"{name!r}: {gaps}")
+        categories[name] = [float(v) for v in used]
+    if collapsed:
+        warnings.warn(
+            "scores nobody gave were collapsed (the categories above move down one), by item: "
+            + "; ".join(collapsed[:10]) + ". Collapse or rescore them yourself to choose otherwise.",
+            InputWarning,
+            stacklevel=2,
+        )
+    rank = {name: {v: k for k, v in enumerate(scores)} for name, scores in categories.items()}
+    table = table.assign(category=[rank[i][s] for i, s in zip(table["item"], table["score"].astype(float))])
+    return table, categories
+
+
+class CategoryLayout:
+    """Index arrays of the flat (item, category) and (item, threshold) axes.
+
+    ``n_categories[j]`` = :math:`K_j`; category row ``r`` is category ``step[r]`` of item
+    ``cat_item[r]``; threshold ``t`` is :math:`b_{j,k}` with ``j = thr_item[t]``, ``k = thr_step[t]``
+    (1-based)."""
+
+    def __init__(self, n_categories: np.ndarray):
+        self.n_categories = np.asarray(n_categories, int)
+        self.n_items = len(self.n_categories)
+        self.cat_item = np.repeat(np.arange(self.n_items), self.n_categories)
+        self.step = np.concatenate([np.arange(k) for k in self.n_categories])
+        self.thr_item = np.repeat(np.arange(self.n_items), self.n_categories - 1)
+        self.thr_step = np.concatenate([np.arange(1, k) for k in self.n_categories])
+        self.cat_start = np.concatenate([[0], np.cumsum(self.n_categories)[:-1]])
+        self.thr_start = np.concatenate([[0], np.cumsum(self.n_categories - 1)[:-1]])
+        last = self.step == self.n_categories[self.cat_item] - 1
+        self.first, self.last = self.step == 0, last
+        # GRM: category k lies between thresholds k (below) and k + 1 (above), clipped to the item's own
+        self.below = self.thr_start[self.cat_item] + np.clip(self.step - 1, 0, None)
+        self.above = self.thr_start[self.cat_item] + np.minimum(self.step, self.n_categories[self.cat_item] - 2)
+        # GPCM: cumulative step sums, and the padded (items, K_max) index of each item's categories
+        self.cumulative = (
+            (self.thr_item[None, :] == self.cat_item[:, None]) & (self.thr_step[None, :] <= self.step[:, None])
+        ).astype(float)
+        k_max = int(self.n_categories.max())
+        padded = np.full((self.n_items, k_max), len(self.cat_item))  # the pad points past the last row
+        for j in range(self.n_items):
+            padded[j, : self.n_categories[j]] = self.cat_start[j] + np.arange(self.n_categories[j])
+        self.padded = padded
+
+
+def category_logp(model: str, a, b, theta, layout: CategoryLayout, lib=pt):
+    """:math:`\\log P(X_j = k \\mid \\theta)` for every category row and every ``theta``
+    (rows, len(theta)): the module formulas. ``a`` (items,), ``b`` (thresholds,); NumPy
+    (``lib=np``) or PyTensor."""
+    a_cat = a[layout.cat_item][:, None]
+    if model == "grm":
+        x_below = a_cat * (theta[None, :] - b[layout.below][:, None])
+        x_above = a_cat * (theta[None, :] - b[layout.above][:, None])
+        gap = a[layout.cat_item] * (b[layout.above] - b[layout.below])
+        middle = ~(layout.first | layout.last)
+        gap = lib.where(middle, gap, 1.0)[:, None]  # a finite stand-in where the branch is not used
+        softplus = pt.softplus if lib is pt else (lambda x: np.logaddexp(0.0, x))
+        log1mexp = pt.log1mexp if lib is pt else (lambda x: np.log(-np.expm1(x)))
+        inner = x_below + log1mexp(-gap) - softplus(x_below) - softplus(x_above)
+        return lib.where(
+            layout.first[:, None], -softplus(x_above), lib.where(layout.last[:, None], -softplus(-x_below), inner)
+        )
+    steps = lib.dot(layout.cumulative, b)  # sum of the item's b_v, v <= k
+    z = a_cat * (layout.step[:, None] * theta[None, :] - steps[:, None])
+    pad = lib.full((1, theta.shape[0]), -np.inf) if lib is np else pt.fill(z[:1], -np.inf)
+    grouped = lib.concatenate([z, pad], axis=0)[layout.padded]  # (items, K_max, thetas)
+    if lib is np:
+        top = grouped.max(axis=1, keepdims=True)
+        norm = (top + np.log(np.exp(grouped - top).sum(axis=1, keepdims=True)))[:, 0]
+    else:
+        norm = pt.logsumexp(grouped, axis=1)
+    return z - norm[layout.cat_item]
+
+
+def rating_patterns(table: pd.DataFrame, respondents, items, layout: CategoryLayout):
+    """Distinct rating patterns: ``(onehot, index, counts)`` with ``onehot`` (patterns,
+    category rows) 1 where the pattern gave that category (missing answers: a zero block)."""
+    wide = table.pivot(index="respondent", columns="item", values="category").reindex(index=respondents, columns=items)
+    coded = np.nan_to_num(wide.to_numpy(float), nan=-1.0)
+    patterns, index, counts = np.unique(coded, axis=0, return_inverse=True, return_counts=True)
+    onehot = np.zeros((len(patterns), len(layout.cat_item)))
+    rows, cols = np.nonzero(patterns >= 0)
+    onehot[rows, layout.cat_start[cols] + patterns[rows, cols].astype(int)] = 1.0
+    return onehot, index.ravel(), counts.astype(float)
+
+
+def polytomous_rule(table: pd.DataFrame, layout: CategoryLayout) -> QuadratureRule:
+    """The trapezoid rule sized for the most informative respondent: an item with K categories
+    counts as K - 1 binary answers (its K - 1 thresholds)."""
+    steps = (layout.n_categories - 1).max()
+    return rule_for(int(table.groupby("respondent").size().max() * steps))
+
+
+def item_thresholds(model: str, layout: CategoryLayout):
+    """Priors of the module docstring: ``a`` (dim item) and the thresholds ``b`` (dim threshold)."""
+    log_a = pm.Normal("log_a", 0.0, 0.5, dims="item")
+    a = pm.Deterministic("a", pt.exp(log_a), dims="item")
+    if model == "gpcm":
+        return a, pm.Normal("b", 0.0, 2.0, dims="threshold")
+    location = pm.Normal("b_location", 0.0, 2.0, dims="item")
+    n_gaps = int((layout.n_categories - 2).sum())
+    if n_gaps == 0:  # binary items only: one threshold each
+        return a, pm.Deterministic("b", location[layout.thr_item], dims="threshold")
+    gaps = pm.LogNormal("b_gap", 0.0, 0.5, shape=n_gaps)
+    # cumulative gaps per item, starting at 0 for the first threshold, then centred on the item
+    gap_item = np.repeat(np.arange(layout.n_items), layout.n_categories - 2)
+    gap_rank = np.concatenate([np.arange(k - 2) for k in layout.n_categories])
+    before = ((gap_item[None, :] == layout.thr_item[:, None]) & (gap_rank[None, :] < layout.thr_step[:, None] - 1)).astype(float)
+    offsets = pt.dot(before, gaps)
+    same_item = layout.thr_item[:, None] == layout.thr_item[None, :]
+    item_mean = pt.dot(same_item / same_item.sum(axis=1, keepdims=True), offsets)
+    return a, pm.Deterministic("b", location[layout.thr_item] + offsets - item_mean, dims="threshold")
+
+
+def build_polytomous_model(
+    responses: pd.DataFrame, model: str = "grm", *, respondent: str = "respondent", item: str = "item",
+    score: str = "score", rule: QuadratureRule | None = None,
+) -> pm.Model:
+    """The marginal GRM or GPCM (no theta variable), returned without sampling.
+
+    Coords ``respondent``, ``item``, ``threshold`` (``"item:k"``), ``category`` (``"item:score"``),
+    ``pattern``, ``node``; data ``pattern_onehot``, ``pattern_count``, ``respondent_pattern``;
+    the likelihood is the Potential ``marginal_loglik``. The layout and the score of each
+    category are stored in ``model.polytomous`` for the fit and the tables."""
+    if model not in POLYTOMOUS_MODELS:
+        raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
+    table, categories = validate_ratings(responses, respondent=respondent, item=item, score=score)
+    respondents, items = pd.unique(table["respondent"]), list(categories)
+    layout = CategoryLayout(np.array([len(categories[i]) for i in items]))
+    onehot, index, counts = rating_patterns(table, respondents, items, layout)
+    rule = rule or polytomous_rule(table, layout)
+    coords = {
+        "respondent": respondents, "item": items, "pattern": np.arange(len(counts)), "node": rule.nodes,
+        "threshold": [f"{items[j]}:{k}" for j, k in zip(layout.thr_item, layout.thr_step)],
+        "category": [f"{items[j]}:{categories[items[j]][k]:g}" for j, k in zip(layout.cat_item, layout.step)],
+    }
+    with pm.Model(coords=coords) as irt:
+        y = pm.Data("pattern_onehot", onehot, dims=("pattern", "category"))
+        n = pm.Data("pattern_count", counts, dims="pattern")
+        pm.Data("respondent_pattern", index, dims="respondent")
+        nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
+        a, b = item_thresholds(model, layout)
+        per_pattern = marginal_loglik(pt.dot(y, category_logp(model, a, b, nodes, layout)), rule.log_weights)
+        pm.Potential("marginal_loglik", (n * per_pattern).sum())
+    irt.polytomous = {"model": model, "layout": layout, "categories": categories, "rule": rule, "table": table}
+    return irt
