@@ -167,3 +167,24 @@ def test_gpcm_fit_has_tables_theta_draws_loo_and_replicates():
     assert replicated.sizes["rating"] == len(result.table)
     assert 0 <= int(replicated.min()) and int(replicated.max()) <= 3
     assert abs(float(replicated.mean()) - result.table["category"].mean()) < 0.3
+
+
+def test_command_line_fits_gpcm_and_refuses_binary_only_flags(tmp_path, capsys):
+    import json
+
+    from bayes_raters.cli import main
+
+    ratings = _simulated("gpcm").rename(columns={"respondent": "student", "score": "likert"})
+    ratings["likert"] += 1  # a 2-5 scale
+    path = tmp_path / "likert.csv"
+    ratings.to_csv(path, index=False)
+    assert main(["irt", str(path), "--model", "gpcm", "--method", "joint"]) == 2
+    assert "Leave out --method" in capsys.readouterr().err
+    code = main(["irt", str(path), "--model", "gpcm", "--respondent-column", "student", "--score-column", "likert",
+                 "--draws", "2000", "--tune", "700", "--seed", "3", "--json", "--quiet"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    data = json.loads(out.out)
+    assert set(data) == {"items", "thresholds", "respondents", "convergence"}
+    assert len(data["items"]) == 5 and len(data["thresholds"]) == 15 and len(data["respondents"]) == 150
+    assert data["convergence"]["converged"] is True

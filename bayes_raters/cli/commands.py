@@ -49,6 +49,14 @@ def check_options(args: argparse.Namespace) -> None:
     for value, valid, message in checks:
         if not valid(value):
             raise InvalidInputError(f"{message}; got {value}.")
+    if getattr(args, "command", None) == "irt" and args.model in ("grm", "gpcm"):
+        for flag, value, default in (("--method", args.method, "marginal"), ("--n-options", args.n_options, None),
+                                     ("--priors", args.priors, None)):
+            if value != default:
+                raise InvalidInputError(
+                    f"{flag} is for the right/wrong models (1pl-4pl); --model {args.model} integrates the abilities "
+                    f"out and has fixed priors. Leave out {flag}."
+                )
 
 
 def _wide_id(table: pd.DataFrame, column: str) -> str | None:
@@ -177,9 +185,11 @@ def irt(args: argparse.Namespace) -> Output:
     from bayes_raters.irt import fit_irt  # imports PyMC: only when asked
 
     answers = read_table(args.responses, args)
+    if args.model in ("grm", "gpcm"):
+        return _polytomous(args, answers)
     with progress_on_stderr():
         result = fit_irt(
-            answers, args.model, n_options=args.n_options, method=args.method, hierarchical=args.priors == "hierarchical",
+            answers, args.model, n_options=args.n_options, method=args.method, hierarchical=args.priors != "fixed",
             nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
             respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
             progressbar=progressbar(args),
@@ -188,3 +198,19 @@ def irt(args: argparse.Namespace) -> Output:
     data = {"items": records(items, "item"), "respondents": records(respondents, "respondent"),
             "convergence": convergence_record(result.convergence)}
     return Output(f"{text_table(items, 3)}\n\n{text_table(respondents, 3)}", data, {"items": items, "respondents": respondents})
+
+
+def _polytomous(args: argparse.Namespace, ratings: pd.DataFrame) -> Output:
+    """``irt --model grm|gpcm``: item, threshold and respondent tables of the ordinal model."""
+    from bayes_raters.irt import fit_polytomous
+
+    with progress_on_stderr():
+        result = fit_polytomous(
+            ratings, args.model, nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains,
+            random_seed=args.seed, respondent=args.respondent_column, item=args.item_column, score=args.score_column,
+            progressbar=progressbar(args),
+        )
+    tables = {"items": result.item_table(), "thresholds": result.threshold_table(), "respondents": result.respondent_table()}
+    data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}
+    data["convergence"] = convergence_record(result.convergence)
+    return Output("\n\n".join(text_table(t, 3) for t in tables.values()), data, tables)

@@ -127,26 +127,31 @@ def _prmse_parser(commands) -> None:
 
 def _irt_parser(commands) -> None:
     irt = command_parser(
-        commands, "irt", "fit an IRT model to right/wrong answers and print item and respondent tables",
+        commands, "irt", "fit an IRT model to right/wrong answers or ordinal ratings and print item and respondent tables",
         "RESPONSES.csv: one row per answer with a respondent id, an item id and 1/0 (or true/false) "
-        "for a correct answer; unanswered items are absent rows.",
+        "for a correct answer, or (--model grm/gpcm) a whole-number score; unanswered items are absent rows.",
     )
     irt.add_argument("responses", help="CSV of answers in long format")
-    irt.add_argument("--model", choices=["1pl", "2pl", "3pl", "4pl"], default="2pl", help="IRT model")
+    irt.add_argument(
+        "--model", choices=["1pl", "2pl", "3pl", "4pl", "grm", "gpcm"], default="2pl",
+        help="IRT model: 1pl-4pl for right/wrong answers; grm (graded response) or gpcm (generalized partial credit) for ordinal scores",
+    )
     irt.add_argument("--n-options", type=int, metavar="K", default=None, help="answer options per item (3PL/4PL guessing prior)")
     irt.add_argument(
         "--method", choices=["marginal", "joint"], default="marginal",
         help="marginal: abilities integrated out by quadrature; joint: abilities sampled",
     )
     irt.add_argument(
-        "--priors", choices=["hierarchical", "fixed"], default="hierarchical",
-        help="item priors: population location and scale, or fixed N(0, 2) / LogNormal(0, 0.5)",
+        "--priors", choices=["hierarchical", "fixed"], default=None,
+        help="item priors of the 1pl-4pl: population location and scale (default: hierarchical), or fixed N(0, 2) / "
+        "LogNormal(0, 0.5); grm and gpcm have fixed priors only",
     )
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
     columns = irt.add_argument_group("columns of the answers file")
     columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="respondent id")
     columns.add_argument("--item-column", default="item", metavar="NAME", help="item id")
-    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="1/0 or true/false")
+    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="1/0 or true/false (1pl-4pl)")
+    columns.add_argument("--score-column", default="score", metavar="NAME", help="whole-number ordinal score (grm, gpcm)")
     file_options(irt)
     sampler_options(irt, draws=1000)
     output_options(irt)
