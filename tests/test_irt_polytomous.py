@@ -147,7 +147,7 @@ def _simulated(model, n=150, n_items=5, k=4, seed=7):
     return pd.DataFrame(rows, columns=["respondent", "item", "score"])
 
 
-def test_gpcm_fit_has_tables_theta_draws_loo_and_replicates():
+def test_gpcm_fit_has_tables_theta_draws_loo_replicates_and_saves_losslessly(tmp_path):
     import arviz as az
 
     from bayes_raters.irt.polytomous_fit import fit_polytomous
@@ -167,6 +167,10 @@ def test_gpcm_fit_has_tables_theta_draws_loo_and_replicates():
     assert replicated.sizes["rating"] == len(result.table)
     assert 0 <= int(replicated.min()) and int(replicated.max()) <= 3
     assert abs(float(replicated.mean()) - result.table["category"].mean()) < 0.3
+    loaded = type(result).load(result.save(tmp_path / "gpcm.nc"))
+    pd.testing.assert_frame_equal(loaded.item_table(), items)
+    pd.testing.assert_frame_equal(loaded.table.reset_index(drop=True), result.table[loaded.table.columns].reset_index(drop=True), check_dtype=False)
+    assert loaded.categories == result.categories and loaded.convergence == result.convergence
 
 
 def test_command_line_fits_gpcm_and_refuses_binary_only_flags(tmp_path, capsys):

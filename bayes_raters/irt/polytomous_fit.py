@@ -10,6 +10,7 @@ respondent out, as for binary items under the marginal method.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.polytomous import POLYTOMOUS_MODELS, CategoryLayout, build_polytomous_model, category_logp
+from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport, sample_model
@@ -46,6 +48,25 @@ class PolytomousResult(FitResult):
     def _size(self) -> str:
         return (f"{self.model.upper()}, {self.table['respondent'].nunique()} respondents x "
                 f"{len(self.categories)} items, up to {max(len(v) for v in self.categories.values())} categories")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result (posterior, sample stats, log-likelihood, ratings, the
+        categories of every item, convergence) to one netCDF file with a checksum."""
+        config = {"model": self.model, "categories": [[_plain(i), v] for i, v in self.categories.items()],
+                  "report": self.report.to_dict()}
+        return save_datatree(self.idata, path, config)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PolytomousResult:
+        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
+        tree, config = load_datatree(path)
+        categories = {item: [float(v) for v in scores] for item, scores in config["categories"]}
+        ratings = tree["constant_data"].to_dataset()
+        category = tree["observed_data"]["category"].values
+        table = pd.DataFrame({"respondent": ratings["respondent"].values, "item": ratings["item"].values})
+        table["score"] = [categories[i][int(c)] for i, c in zip(table["item"], category)]
+        table["category"] = category
+        return cls(tree, config["model"], table, categories, ConvergenceReport(**config["report"]))
 
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per item: number of categories, posterior mean, SD and equal-tailed
@@ -119,6 +140,11 @@ class PolytomousResult(FitResult):
                 out[c, d] = chosen
         coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
         return xr.Dataset({"category": (("chain", "draw", "rating"), out)}, coords=coords)
+
+
+def _plain(value):
+    """A numpy scalar id as the Python value JSON can hold."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2):
