@@ -126,6 +126,19 @@ def test_bad_ratings_raise_a_clear_error(change, message):
         build_polytomous_model(change(_ratings(5)), "grm")
 
 
+@pytest.mark.parametrize("model", ["grm", "gpcm"])
+def test_information_is_the_fisher_information_of_the_category_probabilities(model):
+    from bayes_raters.irt.polytomous import item_information
+
+    h = 1e-5
+    p = np.exp(category_logp(model, A, B, THETA, LAYOUT, lib=np))
+    slope = (np.exp(category_logp(model, A, B, THETA + h, LAYOUT, lib=np)) - np.exp(category_logp(model, A, B, THETA - h, LAYOUT, lib=np))) / (2 * h)
+    numeric = np.array([(slope[LAYOUT.cat_item == j] ** 2 / p[LAYOUT.cat_item == j]).sum(axis=0) for j in range(LAYOUT.n_items)])
+    np.testing.assert_allclose(item_information(model, A, B, THETA, LAYOUT), numeric, rtol=1e-6, atol=1e-9)
+    binary = special.expit(A[0] * (THETA - B[0]))  # a two-category item is a 2PL item: a^2 P (1 - P)
+    np.testing.assert_allclose(item_information(model, A, B, THETA, LAYOUT)[0], A[0] ** 2 * binary * (1 - binary), rtol=1e-12)
+
+
 def test_unknown_model_is_refused():
     with pytest.raises(BayesRatersError, match="grm"):
         build_polytomous_model(_ratings(), "pcm")
@@ -158,7 +171,10 @@ def test_gpcm_fit_has_tables_theta_draws_loo_replicates_and_saves_losslessly(tmp
     assert result.posterior.attrs["theta_mh_acceptance"] > 0.95
     items, thresholds, people = result.item_table(), result.threshold_table(), result.respondent_table()
     assert list(items.columns[:5]) == ["n_categories", "a_mean", "a_sd", "a_lower", "a_upper"]
-    assert {"b_1", "b_2", "b_3", "r_hat", "ess_bulk"} <= set(items.columns) and len(items) == 5
+    assert {"b_1", "b_2", "b_3", "r_hat", "ess_bulk", "info_at_-2", "info_at_0", "info_at_2"} <= set(items.columns)
+    assert len(items) == 5 and (items["info_at_0"] > 0).all()
+    ax = result.plot_category_curves("i2")
+    assert [line.get_label() for line in ax.get_lines()] == ["score 1", "score 2", "score 3", "score 4"]
     assert len(thresholds) == 15 and (thresholds["lower"] < thresholds["upper"]).all()
     assert people["n_items"].eq(5).all() and np.isfinite(people["theta_mean"]).all()
     assert result.idata["log_likelihood"]["ratings"].sizes["respondent"] == 150

@@ -17,10 +17,16 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.polytomous import POLYTOMOUS_MODELS, CategoryLayout, build_polytomous_model, category_logp
+from bayes_raters.irt.polytomous import (
+    POLYTOMOUS_MODELS,
+    CategoryLayout,
+    build_polytomous_model,
+    category_logp,
+    item_information,
+)
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
-from bayes_raters.results import FitResult
+from bayes_raters.results import FitResult, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 
@@ -68,10 +74,11 @@ class PolytomousResult(FitResult):
         table["category"] = category
         return cls(tree, config["model"], table, categories, ConvergenceReport(**config["report"]))
 
-    def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+    def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0)) -> pd.DataFrame:
         """One row per item: number of categories, posterior mean, SD and equal-tailed
         ``ci_prob`` interval of ``a``, the posterior mean of each threshold (``b_1`` ..), worst
-        R-hat and bulk ESS of its parameters, and the mean observed category."""
+        R-hat and bulk ESS of its parameters, the mean observed category, and the posterior mean
+        item information at ``theta_points`` (``info_at_0``, ...)."""
         if not 0 < ci_prob < 1:
             raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
         tail = (1 - ci_prob) / 2
@@ -91,7 +98,45 @@ class PolytomousResult(FitResult):
         per_item = checks.groupby(checks.index.map(item_of)).agg(r_hat=("r_hat", "max"), ess_bulk=("ess_bulk", "min"))
         frame = frame.join(per_item)
         frame["mean_category"] = self.table.groupby("item", sort=False)["category"].mean()
+        information = self.information(theta_points).mean(axis=0)  # (items, points)
+        for column, point in enumerate(theta_points):
+            frame[f"info_at_{point:g}"] = information[:, column]
         return frame
+
+    def information(self, theta, n_draws: int = 200) -> np.ndarray:
+        """Item information (:func:`bayes_raters.irt.polytomous.item_information`) at ``theta``
+        for about ``n_draws`` posterior draws: (draws, items, len(theta))."""
+        draws = thinned_posterior(self.posterior, n_draws).stack(sample=("chain", "draw"))
+        a = draws["a"].transpose("sample", "item").values
+        b = draws["b"].transpose("sample", "threshold").values
+        theta = np.atleast_1d(np.asarray(theta, float))
+        return np.stack([item_information(self.model, a[s], b[s], theta, self.layout) for s in range(len(a))])
+
+    def plot_category_curves(self, item=None, ax=None, ci_prob: float = 0.9, n_draws: int = 200):
+        """P(X = k | theta) of every category of ``item`` (default: the first), posterior
+        median and ``ci_prob`` band, each curve labelled with its score. Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        items = list(self.categories)
+        item = items[0] if item is None else item
+        if item not in self.categories:
+            raise InvalidInputError(f"item {item!r} is not in the fit; items are e.g. {items[:5]}.")
+        grid = np.linspace(-4, 4, 81)
+        draws = thinned_posterior(self.posterior, n_draws).stack(sample=("chain", "draw"))
+        a, b = draws["a"].transpose("sample", "item").values, draws["b"].transpose("sample", "threshold").values
+        rows = self.layout.cat_item == items.index(item)
+        curves = np.exp(np.stack([category_logp(self.model, a[s], b[s], grid, self.layout, lib=np)[rows] for s in range(len(a))]))
+        low, mid, high = np.quantile(curves, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        for k, score in enumerate(self.categories[item]):
+            (line,) = ax.plot(grid, mid[k], label=f"score {score:g}")
+            ax.fill_between(grid, low[k], high[k], color=line.get_color(), alpha=0.2)
+        ax.set_xlabel("ability theta")
+        ax.set_ylabel(f"P(score), median and {ci_prob:.0%} band")
+        ax.set_title(f"{item} ({self.model.upper()})")
+        ax.legend(fontsize="small")
+        return ax
 
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per threshold: item, step k (between categories k - 1 and k), posterior mean,
