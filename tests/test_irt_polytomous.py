@@ -10,7 +10,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from bayes_raters.errors import BayesRatersError, InputWarning
-from bayes_raters.irt.polytomous import CategoryLayout, build_polytomous_model, category_logp, validate_ratings
+from bayes_raters.irt.polytomous import CategoryLayout, build_polytomous_model, category_logp, validate_ordinal_ratings
 
 LAYOUT = CategoryLayout(np.array([2, 3, 5, 4]))
 A = np.array([0.7, 1.3, 2.0, 1.0])
@@ -108,7 +108,7 @@ def test_unused_scores_are_collapsed_and_said():
     ratings = _ratings(4, missing=0.0)
     ratings.loc[(ratings["item"] == "i2") & (ratings["score"] == 3), "score"] = 2  # nobody gives item i2 a 3
     with pytest.warns(InputWarning, match=r"'i2': \[3\]"):
-        table, categories = validate_ratings(ratings)
+        table, categories = validate_ordinal_ratings(ratings)
     assert categories["i2"] == [1.0, 2.0, 4.0, 5.0]
     assert table.loc[(table["item"] == "i2") & (table["score"] == 4), "category"].eq(2).all()
 

@@ -42,7 +42,7 @@ from bayes_raters.quadrature import QuadratureRule, marginal_loglik, rule_for
 POLYTOMOUS_MODELS = ("grm", "gpcm")
 
 
-def validate_ratings(
+def validate_ordinal_ratings(
     responses: pd.DataFrame, *, respondent: str = "respondent", item: str = "item", score: str = "score"
 ) -> tuple[pd.DataFrame, dict]:
     """A long table, one row per (respondent, item), with integer-valued ordinal ``score``.
@@ -196,7 +196,7 @@ def build_polytomous_model(
     category are stored in ``model.polytomous`` for the fit and the tables."""
     if model not in POLYTOMOUS_MODELS:
         raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
-    table, categories = validate_ratings(responses, respondent=respondent, item=item, score=score)
+    table, categories = validate_ordinal_ratings(responses, respondent=respondent, item=item, score=score)
     respondents, items = pd.unique(table["respondent"]), list(categories)
     layout = CategoryLayout(np.array([len(categories[i]) for i in items]))
     onehot, index, counts = rating_patterns(table, respondents, items, layout)
