@@ -15,6 +15,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from bayes_raters.ctt.finite_sample import add_finite_sample_spread
 from bayes_raters.ctt.model import TrueScoreData, TrueScoreSpec, build_from_data
 from bayes_raters.ctt.posterior import checked_variables
 from bayes_raters.sampling import quiet_pymc, sample_model
@@ -82,6 +83,7 @@ def simulate_true_score(rng: np.random.Generator, variant: str = "normal"):
         truth.update({f"{name}[{k}]": p[name][k] for k in range(2)} if name in p else {})
     truth["prmse_population"] = 1 - (bias**2 + (p["beta"] - 1) ** 2 * p["sigma_T"] ** 2 + p["tau"] ** 2) / p["sigma_T"] ** 2
     truth["prmse_finite"] = float(_finite_prmse(system, true))
+    truth["prmse"] = truth["prmse_finite"]  # the package's own draws (finite-sample spread added)
     return truth, (ratings, systems)
 
 
@@ -126,7 +128,8 @@ def fit_true_score(data, seed: int, variant: str = "normal", settings: dict | No
         # converged as fit_true_score_model judges it: parameters and PRMSE, not the per-response
         # deterministics (whose R-hat/ESS took 1.6 of 7 s per smoke fit)
         idata, report = sample_model(model, random_seed=seed, what="SBC", check_var_names=checked_variables(model), **settings)
-        posterior = idata["posterior"].to_dataset().squeeze("system", drop=True)
+        posterior = add_finite_sample_spread(idata["posterior"].to_dataset(), np.random.default_rng([seed, 7]))
+        posterior = posterior.squeeze("system", drop=True)
         mean, sd = thinned_rows(posterior["true_score_mean"].values), thinned_rows(posterior["true_score_sd"].values)
         true = mean + sd * np.random.default_rng([seed, 7]).standard_normal(mean.shape)
         converged = report.converged

@@ -167,6 +167,26 @@ def test_true_score_draws_from_exact_conditional(agreement_case):
         result.true_score_draws(n_draws=5)
 
 
+def _draw_sd_ratio(result, system, systems, n_draws=500):
+    """SD of the package's PRMSE draws over the SD of the finite-sample PRMSE computed from
+    exact true-score draws (``true_score_draws``): the spread the draws must carry."""
+    draws = result.true_score_draws(system=system, n_draws=n_draws, random_seed=5)
+    scores = systems[systems["system"] == system].set_index("response")["score"]
+    true, system_score = draws.values, scores.reindex(draws["response"].values).values[None, :]
+    centred = true - true.mean(axis=1, keepdims=True)
+    per_draw = 1 - ((system_score - true) ** 2).sum(axis=1) / (centred**2).sum(axis=1)
+    return float(result.posterior["prmse"].sel(system=system).std()) / float(np.std(per_draw))
+
+
+def test_prmse_draws_carry_the_finite_sample_spread(agreement_case):
+    """PRMSE refers to these responses, whose T stay uncertain given the parameters: the
+    draws' SD matches that of 1 - sum (M - T)^2 / sum (T - Tbar)^2 over exact T draws (the
+    Rao-Blackwellised ratio of expectations alone was 0.75-0.85 of it on such data)."""
+    _, _, systems, result = agreement_case
+    for system in ("sys_3", "sys_4"):
+        assert 0.9 < _draw_sd_ratio(result, system, systems) < 1.1, system
+
+
 def test_plot_marks_closed_form(agreement_case):
     ax = agreement_case[3].plot_prmse()
     labels = {tick: label.get_text() for tick, label in zip(ax.get_yticks(), ax.get_yticklabels())}
@@ -294,6 +314,7 @@ def test_ordinal_observation_recovers_the_latent_scale():
     assert not np.array_equal(draws.values, result.true_score_draws(n_draws=20, random_seed=2).values)
     true = data["true_score"].sel(response=draws["response"].values).values
     assert np.corrcoef(draws.mean("sample").values, true)[0, 1] > 0.85
+    assert 0.88 < _draw_sd_ratio(result, "sys_4", systems, n_draws=300) < 1.12  # finite-sample spread
 
 
 # ---- bad input and convergence ----------------------------------------------------------

@@ -48,7 +48,7 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayes_raters.ctt import ordinal
+from bayes_raters.ctt import finite_sample, ordinal
 from bayes_raters.ctt.ordinal_units import on_grid, ordinal_units
 from bayes_raters.data import require_varying_ratings, validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
@@ -362,6 +362,13 @@ def _sufficient_likelihood(data: TrueScoreData, mu, sigma_t, sigma_e, calibratio
     spread_ss = n * (group_mean - grand) ** 2 + k1**2 * shh + 2 * k1 * k2 * shm + k2**2 * smm
     var_t = (pt.sum(spread_ss) + (1 - 1 / total) * pt.sum(n / precision)) / total
     _prmse_deterministics(mse[None], var_t, ve)
+    cross = n * residual_mean * (group_mean - grand) - k1**2 * shh + k1 * (1 - 2 * k2) * shm + k2 * (1 - k2) * smm
+    v = 1 / precision  # the same for every response of a group
+    finite_sample.store_moments(
+        (pt.sum(4 * v * residual_ss + 2 * n * v**2) / total**2)[None],
+        pt.sum(4 * v * spread_ss + 2 * n * v**2) / total**2,
+        (pt.sum(-4 * v * cross + 2 * n * v**2) / total**2)[None],
+    )
     precision_each = 1 / sigma_t**2 + c_each / ve + beta**2 / tau**2
     numerator = mu / sigma_t**2 + c_each * h_each / ve + beta * (m_each - offset) / tau**2
     _true_score_conditional(numerator, precision_each)
@@ -414,11 +421,21 @@ def _finite_sample_prmse(data: TrueScoreData, true_mean, true_var, error_varianc
     """PRMSE of each system over its responses from E[T_i] and Var(T_i) per response
     (true_var = 0 when T is sampled explicitly)."""
     n = float(len(data.responses))
-    var_t = (pt.sum((true_mean - pt.mean(true_mean)) ** 2) + (1 - 1 / n) * pt.sum(true_var)) / n
+    centred = true_mean - pt.mean(true_mean)
+    var_t = (pt.sum(centred**2) + (1 - 1 / n) * pt.sum(true_var)) / n
     rows, system = data.system_response, data.system_index
-    squared = (data.systems["score"].to_numpy(float) - true_mean[rows]) ** 2 + true_var[rows]
-    per_system = np.bincount(system, minlength=len(data.system_ids)).astype(float)
-    _prmse_deterministics(_segment_sum(squared, system, len(data.system_ids)) / per_system, var_t, error_variance)
+    residual = data.systems["score"].to_numpy(float) - true_mean[rows]
+    squared = residual**2 + true_var[rows]
+    n_systems = len(data.system_ids)
+    per_system = np.bincount(system, minlength=n_systems).astype(float)
+    _prmse_deterministics(_segment_sum(squared, system, n_systems) / per_system, var_t, error_variance)
+    var_a, _, cov = finite_sample.spread_terms(residual, centred[rows], true_var[rows], pt)
+    var_b = finite_sample.spread_terms(0.0, centred, true_var, pt)[1]
+    finite_sample.store_moments(
+        _segment_sum(var_a, system, n_systems) / per_system**2,
+        pt.sum(var_b) / n**2,
+        _segment_sum(cov, system, n_systems) / (per_system * n),
+    )
 
 
 def _rating_rows(data: TrueScoreData):
@@ -472,8 +489,9 @@ def _ordinal_likelihood(data: TrueScoreData, spec: TrueScoreSpec, mu, sigma_t, s
     log_lik, t_mean, t_var = ordinal.unit_terms(values, params)
     pm.Potential("marginal_likelihood", log_lik)
     if calibration is not None:
-        mse, var_t = ordinal.prmse_parts(values, t_mean, t_var, len(data.system_ids), static=units)
+        mse, var_t, moments = ordinal.prmse_parts(values, t_mean, t_var, len(data.system_ids), static=units)
         _prmse_deterministics(mse, var_t, ordinal.mean_error_variance(units, params))
+        finite_sample.store_moments(*moments)
 
 
 # ---- builder ----------------------------------------------------------------------------

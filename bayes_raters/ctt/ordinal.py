@@ -50,6 +50,7 @@ import pytensor.tensor as pt
 from scipy.stats import truncnorm
 
 from bayes_raters.bivariate import FAR, _log_diff_ndtr, log_diff_ndtr, log_rectangle_probability, shift_derivatives
+from bayes_raters.ctt.finite_sample import spread_terms
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.quadrature import adaptive_rule, draw_conditional, trapezoid_rule
 
@@ -257,16 +258,26 @@ def unit_logliks(units, p: OrdinalParameters):
 
 
 def prmse_parts(units, t_mean, t_var, n_systems: int, static):
-    """Rao-Blackwellised MSE per system and true-score variance over the responses
-    (``units`` may hold model data; ``static``: the NumPy units, for the fixed totals)."""
+    """Rao-Blackwellised MSE per system and true-score variance over the responses, and the
+    moments of their finite-sample spread (:mod:`bayes_raters.ctt.finite_sample`; ``units`` may
+    hold model data; ``static``: the NumPy units, for the fixed totals)."""
     c = units.count
     total = float(static.count.sum())
     grand = pt.sum(c * t_mean) / total
-    var_t = (pt.sum(c * (t_mean - grand) ** 2) + (1 - 1 / total) * pt.sum(c * t_var)) / total
+    centred = t_mean - grand
+    var_t = (pt.sum(c * centred**2) + (1 - 1 / total) * pt.sum(c * t_var)) / total
     u, s = static.system_unit, static.system_index
-    squared = c[u] * ((units.system_score - t_mean[u]) ** 2 + t_var[u])
+    residual = units.system_score - t_mean[u]
+    squared = c[u] * (residual**2 + t_var[u])
     per_system = np.bincount(s, weights=static.count[u], minlength=n_systems)
-    return _segment_sum(squared, s, n_systems, pt) / per_system, var_t
+    var_a, _, cov = spread_terms(residual, centred[u], t_var[u], pt)
+    var_b = spread_terms(0.0, centred, t_var, pt)[1]
+    moments = (
+        _segment_sum(c[u] * var_a, s, n_systems, pt) / per_system**2,
+        pt.sum(c * var_b) / total**2,
+        _segment_sum(c[u] * cov, s, n_systems, pt) / (per_system * total),
+    )
+    return _segment_sum(squared, s, n_systems, pt) / per_system, var_t, moments
 
 
 def mean_error_variance(units, p: OrdinalParameters):

@@ -21,6 +21,7 @@ import pymc as pm
 import xarray as xr
 
 from bayes_raters.ctt import protocol
+from bayes_raters.ctt.finite_sample import add_finite_sample_spread
 from bayes_raters.ctt.model import (
     TrueScoreSpec,
     build_from_data,
@@ -359,6 +360,8 @@ def fit_true_score_model(
             progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )
+        spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), np.random.default_rng([seed, 7]))
+        trees[name]["posterior"] = xr.DataTree(spread)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         ids = {str(s): s for s in system_ids}
