@@ -26,16 +26,18 @@ the same c_i are pooled into a bivariate normal with sufficient statistics, so a
 gradient costs the same for 1,000 or 1,000,000 responses.
 
 **PRMSE.** Per posterior draw, the finite-sample PRMSE of these responses,
-``1 - sum_i (M_is - T_i)^2 / sum_i (T_i - Tbar)^2``, with numerator and denominator
-replaced by their exact conditional expectations given the draw (Rao-Blackwellised:
-``E[(M - T)^2] = (M - m_i)^2 + 1/P_i`` and ``E[sum (T - Tbar)^2] = sum (m_i - mbar)^2 +
-(1 - 1/N) sum 1/P_i``; the ratio of expectations differs from the expectation of the
-ratio by O(1/N)). The finite-sample version is what the closed form estimates and what a
-simulation can check against its true scores. ``prmse_population`` is the
+``1 - sum_i (M_is - T_i)^2 / sum_i (T_i - Tbar)^2``. The model computes the numerator's and
+denominator's exact conditional expectations given the draw (``E[(M - T)^2] = (M - m_i)^2 +
+1/P_i`` and ``E[sum (T - Tbar)^2] = sum (m_i - mbar)^2 + (1 - 1/N) sum 1/P_i``) and the moments of
+their spread; after sampling each draw gets that spread back (:mod:`bayes_raters.ctt.finite_sample`:
+a bivariate normal, since both are sums of N independent terms), because the ratio of
+expectations alone keeps the mean but gives intervals about 1.2-1.3 times too narrow. The
+finite-sample version is what the closed form estimates and what a simulation can check
+against its true scores. ``prmse_population`` is the
 super-population value ``1 - E[(M - T)^2] / sigma_T^2`` implied by the calibration
 parameters. Under ``observation="ordinal"`` T_i is integrated out too (closed form for one
 rating, a bivariate-normal rectangle for two, quadrature beyond; :mod:`bayes_raters.ctt.ordinal`)
-and PRMSE is Rao-Blackwellised the same way from its exact conditional moments.
+and PRMSE is formed the same way from T's exact conditional moments.
 """
 
 from __future__ import annotations
@@ -471,7 +473,7 @@ def _channel_likelihood(data: TrueScoreData, mu, sigma_t, sigma_e, sigma_rater, 
 def _ordinal_likelihood(data: TrueScoreData, spec: TrueScoreSpec, mu, sigma_t, sigma_e, sigma_rater, offset, calibration):
     """T integrated out (closed form for one rating, a bivariate-normal rectangle for two,
     quadrature for more; see :mod:`bayes_raters.ctt.ordinal`), responses pooled into units;
-    PRMSE Rao-Blackwellised."""
+    PRMSE from T's conditional moments (with its finite-sample spread)."""
     units = on_grid(ordinal_units(data, spec.score_range[0], spec.rater_effects or spec.rater_error == "rater"))
     model = pm.modelcontext(None)
     model.add_coords({"unit": np.arange(units.n_units), "unit_system_row": np.arange(len(units.system_unit))})

@@ -32,9 +32,12 @@ Likelihood of a response, :math:`p(M_i)\,p(H_i \mid M_i)`, with no latent left f
 Responses are pooled into units (:mod:`bayes_raters.ctt.ordinal_units`); with one system, rating
 patterns with many units become Chebyshev pseudo-units on a grid of system scores
 (:func:`~bayes_raters.ctt.ordinal_units.on_grid`), which every function here handles as
-ordinary units with (possibly negative) counts. PRMSE per draw is
-Rao-Blackwellised as in the normal model: :math:`\sum_i [(M_{is} - E T_i)^2 + Var\,T_i]` over
-:math:`\sum_i (E T_i - \bar E)^2 + (1 - 1/N)\sum_i Var\,T_i`. Draws of :math:`T_i` are made on
+ordinary units with (possibly negative) counts. PRMSE per draw is formed as in the normal
+model: :math:`\sum_i [(M_{is} - E T_i)^2 + Var\,T_i]` over
+:math:`\sum_i (E T_i - \bar E)^2 + (1 - 1/N)\sum_i Var\,T_i`, with the finite-sample spread of
+both sums added after sampling (:mod:`bayes_raters.ctt.finite_sample`; normal fourth moments
+for :math:`T_i - E T_i`, close for these near-normal conditionals: checked against exact
+draws of T in ``tests/test_ctt_model.py``). Draws of :math:`T_i` are made on
 demand from the exact conditional (:func:`draw_true_scores`): for one rating, draw U from
 its truncated normal and T given U; otherwise :func:`bayes_raters.quadrature.draw_conditional`
 on a per-unit grid with Metropolis-Hastings correction by the exact likelihood.
