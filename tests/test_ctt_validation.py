@@ -46,10 +46,12 @@ def test_posterior_prmse_90_interval_coverage():
 def test_ordinal_model_covers_the_latent_prmse_with_integer_ratings():
     """Integer ratings 1-6 (Loukina design, 'high' system), 1,000 double-scored responses per
     fit, 20 rater pairs each of 'average' and 'high' agreement: the ordinal model's 90% interval
-    contains the PRMSE against the simulated latent scores in at least 75% of the 40 fits
-    (nominal 90%; below 30 of 40 has probability 0.006 if the true rate is 0.9), and at least as
-    often as the normal model's. The same cells as ``benchmarks/study_ordinal_coverage.py
-    --pairs 20 --sizes 1000``, on a process pool."""
+    contains the PRMSE against the simulated latent scores in at least 85% of the 40 fits
+    (the issue's lower bound; 33 or fewer of 40 has probability 0.09 at a true rate of 0.9), and
+    at least as often as the normal model's. Measured 2026-11-25 with the finite-sample spread in
+    the draws: 39 of 40 (the normal model 35 of 40); before it, with Rao-Blackwellised draws only,
+    35 of 40 (normal 29). The same cells as ``benchmarks/study_ordinal_coverage.py --pairs 20
+    --sizes 1000``, on a process pool."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -68,5 +70,5 @@ def test_ordinal_model_covers_the_latent_prmse_with_integer_ratings():
         for name, frame in frames.items()
     }
     print(f"\n90% interval coverage of the latent-score PRMSE, 40 fits each: {coverage}")
-    assert coverage["ordinal"] >= 0.75
+    assert coverage["ordinal"] >= 0.85
     assert coverage["ordinal"] >= coverage["normal"]
