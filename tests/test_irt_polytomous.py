@@ -201,10 +201,11 @@ def test_command_line_fits_gpcm_and_refuses_binary_only_flags(tmp_path, capsys):
     assert main(["irt", str(path), "--model", "gpcm", "--method", "joint"]) == 2
     assert "Leave out --method" in capsys.readouterr().err
     code = main(["irt", str(path), "--model", "gpcm", "--respondent-column", "student", "--score-column", "likert",
-                 "--draws", "2000", "--tune", "700", "--seed", "3", "--json", "--quiet"])
+                 "--draws", "2000", "--tune", "700", "--seed", "3", "--json", "--quiet", "--local-dependence"])
     out = capsys.readouterr()
     assert code == 0, out.err
     data = json.loads(out.out)
-    assert set(data) == {"items", "thresholds", "respondents", "convergence"}
+    assert set(data) == {"items", "thresholds", "respondents", "convergence", "pairs"}
+    assert len(data["pairs"]) == 10 and {"item_a", "item_b", "excess", "ppp", "flagged"} <= set(data["pairs"][0])
     assert len(data["items"]) == 5 and len(data["thresholds"]) == 15 and len(data["respondents"]) == 150
     assert data["convergence"]["converged"] is True

@@ -194,10 +194,24 @@ def irt(args: argparse.Namespace) -> Output:
             respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
             progressbar=progressbar(args),
         )
-    items, respondents = result.item_table(), result.respondent_table()
-    data = {"items": records(items, "item"), "respondents": records(respondents, "respondent"),
-            "convergence": convergence_record(result.convergence)}
-    return Output(f"{text_table(items, 3)}\n\n{text_table(respondents, 3)}", data, {"items": items, "respondents": respondents})
+    tables = {"items": result.item_table(), "respondents": result.respondent_table()}
+    return _irt_output(result, tables, args)
+
+
+def _irt_output(result, tables: dict, args: argparse.Namespace) -> Output:
+    """Item (threshold) and respondent tables, with the item pairs of ``--local-dependence``:
+    all pairs in CSV/JSON, the flagged ones (or a line saying there are none) on the terminal."""
+    text = "\n\n".join(text_table(t, 3) for t in tables.values())
+    if args.local_dependence:
+        tables["pairs"] = pairs = result.local_dependence(random_seed=args.seed or 0).set_index(["item_a", "item_b"])
+        flagged = pairs[pairs["flagged"]]
+        text += ("\n\nlocally dependent item pairs (Yen's Q3, posterior predictive p < 0.05 and excess > 0.1):\n"
+                 + text_table(flagged, 3) if len(flagged) else "\n\nno item pair flagged for local dependence (Yen's Q3)")
+    data = {name: records(table, name.rstrip("s")) for name, table in tables.items() if name != "pairs"}
+    if "pairs" in tables:
+        data["pairs"] = json.loads(tables["pairs"].reset_index().to_json(orient="records", double_precision=15))
+    data["convergence"] = convergence_record(result.convergence)
+    return Output(text, data, tables)
 
 
 def _polytomous(args: argparse.Namespace, ratings: pd.DataFrame) -> Output:
@@ -211,6 +225,4 @@ def _polytomous(args: argparse.Namespace, ratings: pd.DataFrame) -> Output:
             progressbar=progressbar(args),
         )
     tables = {"items": result.item_table(), "thresholds": result.threshold_table(), "respondents": result.respondent_table()}
-    data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}
-    data["convergence"] = convergence_record(result.convergence)
-    return Output("\n\n".join(text_table(t, 3) for t in tables.values()), data, tables)
+    return _irt_output(result, tables, args)

@@ -147,6 +147,11 @@ def _irt_parser(commands) -> None:
         "LogNormal(0, 0.5); grm and gpcm have fixed priors only",
     )
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
+    irt.add_argument(
+        "--local-dependence", action="store_true",
+        help="also check every item pair for local dependence (Yen's Q3 from posterior draws with a posterior "
+        "predictive check); prints the flagged pairs, writes all pairs as the table 'pairs'",
+    )
     columns = irt.add_argument_group("columns of the answers file")
     columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="respondent id")
     columns.add_argument("--item-column", default="item", metavar="NAME", help="item id")

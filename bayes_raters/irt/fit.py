@@ -23,6 +23,7 @@ from bayes_raters.irt.diagnostics import (
     item_parameters,
     posterior_predictive_item_fit,
 )
+from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.marginal import (
     QUADRATURE_TOLERANCE,
     build_marginal_from_table,
@@ -238,6 +239,12 @@ class IRTResult(FitResult):
         )
         report = ConvergenceReport(**config.pop("report"))
         return cls(tree, config.pop("model"), table, report, **config)
+
+    def local_dependence(self, **kwargs) -> pd.DataFrame:
+        """Yen's Q3 of every item pair with its posterior predictive check and flags
+        (:func:`bayes_raters.irt.local_dependence.local_dependence`, keywords ``n_draws``,
+        ``alpha``, ``min_excess``, ``ci_prob``, ``random_seed``)."""
+        return local_dependence(self, **kwargs)
 
     def plot_item_curves(self, items=None, ax=None, ci_prob: float = 0.9, labels: dict | None = None):
         """Item characteristic curves with posterior bands (:func:`bayes_raters.irt.plots.plot_item_curves`)."""

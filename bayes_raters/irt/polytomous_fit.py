@@ -24,6 +24,7 @@ from bayes_raters.irt.polytomous import (
     category_logp,
     item_information,
 )
+from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult, thinned_posterior
@@ -137,6 +138,11 @@ class PolytomousResult(FitResult):
         ax.set_title(f"{item} ({self.model.upper()})")
         ax.legend(fontsize="small")
         return ax
+
+    def local_dependence(self, **kwargs) -> pd.DataFrame:
+        """Yen's Q3 of every item pair (residuals from expected category indices) with its
+        posterior predictive check and flags (:func:`bayes_raters.irt.local_dependence.local_dependence`)."""
+        return local_dependence(self, **kwargs)
 
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per threshold: item, step k (between categories k - 1 and k), posterior mean,

@@ -63,3 +63,27 @@ def simulate_responses(
         coords={"respondent": respondents, "item": items},
     )
     return table, truth
+
+
+def interval_coverage(seed: int, n_respondents: int = 1000, n_items: int = 40, model: str = "2pl",
+                      ci_prob: float = 0.9, **fit_options) -> pd.DataFrame:
+    """One data set of a coverage study: answers from :func:`simulate_responses` (``random_seed
+    = seed``), a fit of ``model`` (``random_seed = seed + 1``, other ``fit_options`` passed to
+    :func:`~bayes_raters.irt.fit_irt`), and per item whether the equal-tailed ``ci_prob``
+    interval of ``a`` and of ``b`` covers the truth (``a_covered``, ``b_covered``) or lies above it
+    (``a_below``: truth below the interval), with the sample's own ``theta_mean``/``theta_sd``
+    and whether the fit ``converged``. Module-level, so a process pool can run many seeds."""
+    from bayes_raters.irt.fit import fit_irt
+
+    table, truth = simulate_responses(n_respondents, n_items, random_seed=seed)
+    result = fit_irt(table, model, random_seed=seed + 1, **fit_options)
+    tail = (1 - ci_prob) / 2
+    out = pd.DataFrame(index=pd.Index(result.posterior["item"].values, name="item"))
+    for name in ("a", "b"):
+        draws = result.posterior[name].stack(sample=("chain", "draw")).transpose("item", "sample").values
+        lower, upper = np.quantile(draws, [tail, 1 - tail], axis=1)
+        true = truth[name].sel(item=out.index).values
+        out[f"{name}_covered"] = (lower < true) & (true < upper)
+        out[f"{name}_below"] = true <= lower
+    theta = truth["theta"].values
+    return out.assign(seed=seed, theta_mean=theta.mean(), theta_sd=theta.std(), converged=result.report.converged)
