@@ -35,17 +35,22 @@ def plot_item_curves(posterior, items=None, ax=None, ci_prob: float = 0.9, label
 def plot_information(posterior, ax=None, ci_prob: float = 0.9):
     """Test information (left axis) and SE(theta) = 1 / sqrt(information) (right axis)
     across the scale, with posterior ``ci_prob`` bands. Returns the left Axes."""
+    grid = np.linspace(-4, 4, 81)
+    test = information_curves(posterior, grid)["test_information"].stack(sample=("chain", "draw"))
+    return plot_test_information(grid, test.transpose("sample", "theta").values, ax, ci_prob)
+
+
+def plot_test_information(grid: np.ndarray, test_information: np.ndarray, ax=None, ci_prob: float = 0.9):
+    """Posterior draws of test information, (draws, len(grid)), as median and ``ci_prob`` band,
+    with SE(theta) = 1 / sqrt(information) on the right axis. Returns the left Axes."""
     import matplotlib.pyplot as plt
 
-    grid = np.linspace(-4, 4, 81)
-    curves = information_curves(posterior, grid)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
     right = ax.twinx()
     lines = []
-    for name, label, color, axis in (("test_information", "test information", "tab:blue", ax),
-                                     ("se_theta", "SE of theta (right axis)", "tab:orange", right)):
-        values = curves[name].stack(sample=("chain", "draw")).transpose("sample", "theta").values
+    for values, label, color, axis in ((test_information, "test information", "tab:blue", ax),
+                                       (1 / np.sqrt(test_information), "SE of theta (right axis)", "tab:orange", right)):
         low, mid, high = np.quantile(values, [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2], axis=0)
         lines += axis.plot(grid, mid, color=color, label=label)
         axis.fill_between(grid, low, high, color=color, alpha=0.2)

@@ -25,6 +25,7 @@ from bayes_raters.irt.polytomous import (
     item_information,
 )
 from bayes_raters.irt.local_dependence import local_dependence
+from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult, thinned_posterior
@@ -112,6 +113,12 @@ class PolytomousResult(FitResult):
         b = draws["b"].transpose("sample", "threshold").values
         theta = np.atleast_1d(np.asarray(theta, float))
         return np.stack([item_information(self.model, a[s], b[s], theta, self.layout) for s in range(len(a))])
+
+    def plot_information(self, ax=None, ci_prob: float = 0.9, n_draws: int = 200):
+        """Test information (the sum of :meth:`information` over items) and SE(theta) across
+        theta in [-4, 4], posterior median and ``ci_prob`` band (:func:`bayes_raters.irt.plots.plot_test_information`)."""
+        grid = np.linspace(-4, 4, 81)
+        return plot_test_information(grid, self.information(grid, n_draws).sum(axis=1), ax, ci_prob)
 
     def plot_category_curves(self, item=None, ax=None, ci_prob: float = 0.9, n_draws: int = 200):
         """P(X = k | theta) of every category of ``item`` (default: the first), posterior
