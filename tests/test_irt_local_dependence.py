@@ -3,13 +3,15 @@ arithmetic, planted dependence, flags on fitted right/wrong and ordinal items, b
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt import fit_irt, simulate_responses
-from bayes_raters.irt.local_dependence import plant_local_dependence, residual_correlations
+from bayes_raters.irt.local_dependence import plant_local_dependence, q3_table, residual_correlations
 
 PLANTED = [("i000", "i001"), ("i004", "i007")]
 
@@ -23,6 +25,25 @@ def test_residual_correlations_are_pairwise_complete_pearson_correlations():
     seen[:, 0] = False
     seen[:2, 0] = True  # two shared respondents: no correlation
     assert np.isnan(residual_correlations(residual, seen)[0, 1:]).all()
+
+
+def test_pairs_without_shared_respondents_are_nan_and_not_flagged():
+    rng = np.random.default_rng(2)
+    answers = (rng.random((60, 3)) < 0.5).astype(float)
+    answers[:30, 0] = np.nan  # items 0 and 1 share no respondent
+    answers[30:, 1] = np.nan
+
+    def draws(s, rng):
+        expected = np.full(answers.shape, 0.5)
+        return expected, (rng.random(answers.shape) < expected).astype(float)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no stray RuntimeWarning from empty pairs
+        pairs = q3_table(answers, draws, 50, pd.Index(["q0", "q1", "q2"]), random_seed=0)
+    empty = pairs.iloc[0]
+    assert (empty["item_a"], empty["item_b"], empty["n_both"]) == ("q0", "q1", 0)
+    assert np.isnan(empty[["q3_mean", "excess", "ppp"]].astype(float)).all() and not empty["flagged"]
+    assert np.isfinite(pairs.iloc[1:][["q3_mean", "excess", "ppp"]].to_numpy(float)).all()
 
 
 def test_planted_dependence_copies_the_source_answer_on_the_copy_item_only():

@@ -85,7 +85,8 @@ def q3_table(
 ) -> pd.DataFrame:
     """One row per item pair ``(item_a, item_b)``: ``q3_mean``, ``q3_lower``/``q3_upper``
     (``ci_prob`` interval of the realised Q3), ``q3_rep_mean``, ``excess``, ``ppp``,
-    ``n_both`` and ``flagged`` (module docstring).
+    ``n_both`` and ``flagged`` (module docstring); NaN and not flagged where two items share
+    fewer than three respondents or a residual is constant in some draw.
 
     ``answers``: respondents x items with NaN where not answered. ``draws(s, rng)`` returns
     draw ``s``'s expected scores and replicated answers, both respondents x items."""
@@ -100,17 +101,18 @@ def q3_table(
     observed, replicated = np.stack(observed), np.stack(replicated)
     upper = np.triu_indices(len(items), 1)
     obs, rep = observed[:, upper[0], upper[1]], replicated[:, upper[0], upper[1]]
-    tail = (1 - ci_prob) / 2
-    excess = np.nanmean(obs - rep, axis=0)
-    ppp = np.mean(rep >= obs, axis=0)
     seen_f = seen.astype(float)
+    n_both = (seen_f.T @ seen_f)[upper].astype(int)
+    stats = np.full((6, len(n_both)), np.nan)  # pairs with < 3 shared respondents (or constant residuals) stay NaN
+    ok = np.isfinite(obs).all(axis=0) & np.isfinite(rep).all(axis=0)
+    tail = (1 - ci_prob) / 2
+    o, r = obs[:, ok], rep[:, ok]
+    stats[:, ok] = [o.mean(0), np.quantile(o, tail, 0), np.quantile(o, 1 - tail, 0), r.mean(0), (o - r).mean(0), (r >= o).mean(0)]
+    q3_mean, q3_lower, q3_upper, q3_rep_mean, excess, ppp = stats
     return pd.DataFrame({
-        "item_a": items[upper[0]], "item_b": items[upper[1]],
-        "q3_mean": np.nanmean(obs, axis=0),
-        "q3_lower": np.nanquantile(obs, tail, axis=0), "q3_upper": np.nanquantile(obs, 1 - tail, axis=0),
-        "q3_rep_mean": np.nanmean(rep, axis=0), "excess": excess, "ppp": ppp,
-        "n_both": (seen_f.T @ seen_f)[upper].astype(int),
-        "flagged": (ppp < alpha) & (excess > min_excess),
+        "item_a": items[upper[0]], "item_b": items[upper[1]], "q3_mean": q3_mean, "q3_lower": q3_lower,
+        "q3_upper": q3_upper, "q3_rep_mean": q3_rep_mean, "excess": excess, "ppp": ppp, "n_both": n_both,
+        "flagged": ok & (ppp < alpha) & (excess > min_excess),
     })
 
 
