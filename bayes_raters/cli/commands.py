@@ -207,9 +207,7 @@ def _irt_output(result, tables: dict, args: argparse.Namespace) -> Output:
         flagged = pairs[pairs["flagged"]]
         text += ("\n\nlocally dependent item pairs (Yen's Q3, posterior predictive p < 0.05 and excess > 0.1):\n"
                  + text_table(flagged, 3) if len(flagged) else "\n\nno item pair flagged for local dependence (Yen's Q3)")
-    data = {name: records(table, name.rstrip("s")) for name, table in tables.items() if name != "pairs"}
-    if "pairs" in tables:
-        data["pairs"] = json.loads(tables["pairs"].reset_index().to_json(orient="records", double_precision=15))
+    data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}  # pairs: item_a, item_b columns
     data["convergence"] = convergence_record(result.convergence)
     return Output(text, data, tables)
 

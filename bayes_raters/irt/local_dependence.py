@@ -203,7 +203,6 @@ def local_dependence(result, *, n_draws: int = 200, alpha: float = ALPHA, min_ex
     :class:`~bayes_raters.irt.PolytomousResult`, from ``n_draws`` posterior draws, with the
     posterior predictive check of the module docstring (:func:`q3_table` gives the columns),
     sorted by excess, largest first."""
-    check_thresholds(alpha, min_excess, ci_prob)
     posterior = result.posterior
     respondents = pd.Index(posterior["respondent"].values)
     index = thinned_draws(posterior.sizes["chain"] * posterior.sizes["draw"], n_draws)
