@@ -201,6 +201,7 @@ def sample_model(
     what: str = "model",
     progressbar: bool | None = None,
     nuts_kwargs: dict | None = None,
+    initvals: dict | None = None,
 ) -> tuple[xr.DataTree, ConvergenceReport]:
     """Sample ``model`` with NUTS and report convergence.
 
@@ -211,7 +212,7 @@ def sample_model(
     Compiled in strict floating point (:func:`strict_float`), so the draws do not depend on
     the compile cache. ``progressbar``: PyMC's (or nutpie's) progress bar; None shows it in a
     terminal or notebook only (:func:`interactive`). The sampler is recorded in the posterior's
-    ``nuts_sampler`` attribute. Returns
+    ``nuts_sampler`` attribute. ``initvals``: starting values (jittered as usual). Returns
     ``(datatree, report)`` and warns if the report shows a problem.
 
     Numpy's floating-point warnings are silenced inside the sampler only: PyMC's NUTS
@@ -234,6 +235,7 @@ def sample_model(
             var_names=list(var_names) if var_names is not None else None,
             progressbar=resolve_progressbar(progressbar),
             compute_convergence_checks=False,
+            initvals=initvals,
             **kwargs,
         )
     idata["posterior"].attrs["nuts_sampler"] = nuts_sampler

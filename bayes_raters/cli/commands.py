@@ -185,6 +185,8 @@ def irt(args: argparse.Namespace) -> Output:
     from bayes_raters.irt import fit_irt  # imports PyMC: only when asked
 
     answers = read_table(args.responses, args)
+    if args.dims not in (None, 1) or args.dimensions is not None or args.anchors is not None:
+        return _multidimensional(args, answers)
     if args.model in ("grm", "gpcm"):
         return _polytomous(args, answers)
     with progress_on_stderr():
@@ -210,6 +212,40 @@ def _irt_output(result, tables: dict, args: argparse.Namespace) -> Output:
     data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}  # pairs: item_a, item_b columns
     data["convergence"] = convergence_record(result.convergence)
     return Output(text, data, tables)
+
+
+def _multidimensional(args: argparse.Namespace, answers: pd.DataFrame) -> Output:
+    """``irt --dims K`` / ``--dimensions MAP.csv``: item, loadings, (correlation) and
+    respondent tables of the multidimensional model; options checked before any fitting."""
+    from bayes_raters.irt import fit_irt
+
+    if args.model not in ("2pl", "3pl"):
+        raise InvalidInputError(f"--dims and --dimensions fit a multidimensional 2pl or 3pl, not --model {args.model}.")
+    if args.local_dependence or args.method != "marginal":
+        raise InvalidInputError("--dims and --dimensions go with the default --method marginal and without --local-dependence.")
+    if args.anchors is not None and args.dimensions is not None:
+        raise InvalidInputError("--anchors belongs to the exploratory model (--dims K), not to --dimensions.")
+    dimensions = None
+    if args.dimensions is not None:
+        mapping = read_table(args.dimensions, args)
+        missing = [c for c in ("item", "dimension") if c not in mapping.columns]
+        if missing:
+            raise InvalidInputError(f"{args.dimensions} needs the columns item,dimension; missing {missing}.")
+        dimensions = dict(zip(mapping["item"].astype(str), mapping["dimension"].astype(str)))
+        answers = answers.assign(**{args.item_column: answers[args.item_column].astype(str)})
+    dims = args.dims if args.dims is not None else (None if dimensions is not None else len(args.anchors))
+    with progress_on_stderr():
+        result = fit_irt(
+            answers, args.model, n_options=args.n_options, dims=dims, dimensions=dimensions, anchors=args.anchors,
+            nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+            respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
+            progressbar=progressbar(args),
+        )
+    tables = {"items": result.item_table(), "loadings": result.loadings()}
+    if dimensions is not None:
+        tables["correlations"] = result.correlations()
+    tables["respondents"] = result.respondent_table()
+    return _irt_output(result, tables, args)
 
 
 def _polytomous(args: argparse.Namespace, ratings: pd.DataFrame) -> Output:

@@ -313,6 +313,9 @@ def fit_irt(
     respondent: str = "respondent",
     item: str = "item",
     correct: str = "correct",
+    dims: int | None = None,
+    dimensions: dict | None = None,
+    anchors=None,
 ) -> IRTResult:
     """Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
     ``(respondent, item, correct)``; missing answers are absent rows.
@@ -331,7 +334,13 @@ def fit_irt(
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
     priors, which pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
     100 x 30 Rasch data where the hierarchical priors stay within 0.012
-    (``benchmarks/study_irt_priors.py``; ``models/irt.md``)."""
+    (``benchmarks/study_irt_priors.py``; ``models/irt.md``).
+
+    ``dims=K`` (2 or 3) fits the exploratory multidimensional 2PL/3PL, ``dimensions={item:
+    name}`` the confirmatory one with correlated abilities (``anchors=[item, ...]`` picks the
+    exploratory model's anchor items); both return a
+    :class:`~bayes_raters.irt.multidim_fit.MultidimensionalIRTResult`
+    (:mod:`bayes_raters.irt.multidim`). ``dims=1`` is the unidimensional model."""
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
     if method not in IRT_METHODS:
@@ -341,6 +350,13 @@ def fit_irt(
         draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs, progressbar=progressbar,
     )
+    if dimensions is not None or (dims is not None and dims != 1) or anchors is not None:
+        if method != "marginal":
+            raise InvalidInputError("multidimensional models integrate the abilities out: use method='marginal'.")
+        from bayes_raters.irt.multidim_fit import fit_mirt
+
+        return fit_mirt(table, model, dims=dims, dimensions=dimensions, anchors=anchors, n_options=n_options,
+                        settings=settings, random_seed=random_seed)
     if method == "joint":
         irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
         idata, report = sample_model(irt, what=f"IRT {model} (joint)", **settings)

@@ -11,10 +11,13 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.fit import IRTResult, fit_irt
 
 
-def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
-    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2}.
-    All fits must use the same method: marginal fits are compared over respondents, joint
-    fits over answers."""
+def compare_irt_models(results: dict[str, IRTResult], **compare_kwargs) -> pd.DataFrame:
+    """``az.compare`` (LOO) of fitted models on the same answers, e.g. {"1pl": r1, "2pl": r2},
+    or a unidimensional against a multidimensional fit ({"1d": r1, "2d": r2}: both leave out
+    respondents). All fits must use the same method: marginal fits are compared over
+    respondents, joint fits over answers. Other keywords go to ``az.compare`` (e.g.
+    ``round_to="none"`` for unrounded figures; ArviZ rounds ``elpd`` to the precision its
+    standard error supports by default)."""
     methods = {result.method for result in results.values()}
     if len(methods) > 1:
         raise InvalidInputError(
@@ -23,7 +26,7 @@ def compare_irt_models(results: dict[str, IRTResult]) -> pd.DataFrame:
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return az.compare({name: result.idata for name, result in results.items()})
+        return az.compare({name: result.idata for name, result in results.items()}, **compare_kwargs)
 
 
 def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFrame]:

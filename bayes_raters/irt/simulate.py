@@ -132,3 +132,55 @@ def polytomous_recovery(seed: int, model: str = "grm", ci_prob: float = 0.9, **f
         return {**out, "corr_b": float("nan"), "b_covered": 0, "n_b": 0}
     covered = (thresholds["lower"] < b) & (b < thresholds["upper"])
     return {**out, "corr_b": float(np.corrcoef(thresholds["mean"], b)[0, 1]), "b_covered": int(covered.sum()), "n_b": len(b)}
+
+
+def simulate_factor_answers(n_respondents: int = 1000, group_sizes=(10, 10), correlation: float = 0.3, *,
+                            random_seed=None) -> tuple[pd.DataFrame, dict]:
+    r"""Binary answers with a simple structure, for checking dimensionality as Lalor et al.
+    (2016) did: item group g loads on ability g only, :math:`a_j \sim \text{LogNormal}(0.2, 0.3)`,
+    :math:`d_j \sim N(0, 1)`, abilities :math:`N(0, R)` with correlation ``correlation`` between
+    every pair of groups; ``group_sizes=(20,)`` gives one factor. Items are named
+    ``g{group}_{k}``. Returns ``(answers, truth)`` with ``truth`` holding ``a`` (items, groups),
+    ``d``, ``theta`` and the item -> group map ``dimensions``."""
+    rng = np.random.default_rng(random_seed)
+    groups = len(group_sizes)
+    corr = np.full((groups, groups), correlation) + (1 - correlation) * np.eye(groups)
+    theta = rng.multivariate_normal(np.zeros(groups), corr, n_respondents)
+    group_of = np.repeat(np.arange(groups), group_sizes)
+    n_items = len(group_of)
+    a = np.zeros((n_items, groups))
+    a[np.arange(n_items), group_of] = rng.lognormal(0.2, 0.3, n_items)
+    d = rng.normal(0.0, 1.0, n_items)
+    items = [f"g{g + 1}_{k}" for g, size in enumerate(group_sizes) for k in range(size)]
+    correct = rng.random((n_respondents, n_items)) < 1 / (1 + np.exp(-(theta @ a.T + d)))
+    answers = pd.DataFrame({"respondent": np.repeat(np.arange(n_respondents), n_items), "item": np.tile(items, n_respondents),
+                            "correct": correct.ravel().astype(int)})
+    truth = {"a": a, "d": d, "theta": theta, "dimensions": {item: f"g{g + 1}" for item, g in zip(items, group_of)}}
+    return answers, truth
+
+
+def dimensionality_check(seed: int, group_sizes=(10, 10), correlation: float = 0.3, n_respondents: int = 1000, *,
+                         fit_seed: int = 1, with_unidimensional: bool = True, **fit_options) -> dict:
+    """Lalor et al.'s structure check on simulated answers (:func:`simulate_factor_answers`):
+    fit the unidimensional 2PL and the exploratory two-dimensional 2PL, compare them by LOO
+    over respondents. Returns ``elpd_difference`` (2D minus 1D) and its standard error
+    ``se`` (``az.compare``'s dse), the 2D posterior-mean loadings, anchors, convergence and
+    the fits' wall times (s)."""
+    import time
+
+    from bayes_raters.irt import compare_irt_models, fit_irt
+
+    answers, truth = simulate_factor_answers(n_respondents, group_sizes, correlation, random_seed=seed)
+    out = {"seed": seed, "groups": tuple(group_sizes), "correlation": correlation}
+    start = time.perf_counter()
+    two = fit_irt(answers, "2pl", dims=2, random_seed=fit_seed, **fit_options)
+    out.update(seconds_2d=time.perf_counter() - start, loadings=two.loadings()["mean"], anchors=two.anchors,
+               converged_2d=two.report.converged, max_r_hat_2d=two.report.max_r_hat, truth=truth)
+    if with_unidimensional:
+        start = time.perf_counter()
+        one = fit_irt(answers, "2pl", random_seed=fit_seed, progressbar=fit_options.get("progressbar"))
+        out.update(seconds_1d=time.perf_counter() - start, converged_1d=one.report.converged)
+        table = compare_irt_models({"1d": one, "2d": two}, round_to="none")
+        out["elpd_difference"] = float(table.loc["2d", "elpd"] - table.loc["1d", "elpd"])
+        out["se"] = float(table["dse"].max())
+    return out

@@ -1,0 +1,326 @@
+r"""Fit the multidimensional IRT model (:mod:`bayes_raters.irt.multidim`), draw the abilities,
+and read loadings, item, correlation and respondent tables.
+
+After NUTS has sampled the item parameters, each respondent's :math:`\theta_i \in
+\mathbb{R}^K` is drawn for every posterior draw from its exact conditional: the quadrature
+gives the conditional mean :math:`m_i` and covariance :math:`S_i` on the nodes; a draw from
+:math:`N(m_i, 1.2^2 S_i)` is corrected by ``mh_steps`` independence Metropolis-Hastings
+steps with the exact likelihood times the prior (the mean acceptance rate is stored in
+``posterior.attrs``). The pointwise log-likelihood is each respondent's marginal
+:math:`\log p(y_i \mid \text{items})`, so ``az.loo`` / ``az.compare`` leave out respondents and
+compare with the unidimensional marginal fits directly.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError, QuadratureWarning
+from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_loglik
+from bayes_raters.quadrature import _logsumexp
+from bayes_raters.persistence import load_datatree, save_datatree
+from bayes_raters.results import FitResult
+from bayes_raters.sampling import ConvergenceReport, sample_model
+
+#: Largest accepted quadrature error of a respondent's log marginal (rule against half the
+#: spacing). Looser than the unidimensional engine's 1e-6 because each refinement multiplies
+#: the nodes by 2^(K/2): 1e-3 per respondent moves an ELPD over 1,000 respondents by at most 1,
+#: a small part of the standard error of any difference worth reading (5-30 in our checks).
+MIRT_TOLERANCE = 1e-3
+#: Each refinement multiplies the spacing by this: the error falls like exp(-c / h^2), so its
+#: logarithm doubles (1e-3 becomes about 1e-6).
+REFINE = 0.7
+D_SCALE = 1.702  # logistic to normal-ogive scale, for standardized loadings
+
+
+@dataclass(repr=False)
+class MultidimensionalIRTResult(FitResult):
+    """A fitted multidimensional IRT model: ``idata`` (posterior with ``a`` (item,
+    dimension), ``d``, ``c`` (3PL), ``corr`` (confirmatory), ``theta`` (respondent, dimension);
+    ``log_likelihood`` per respondent), the answers ``table``, the convergence ``report``,
+    ``dimensions`` (names), ``anchors`` (exploratory) or ``item_dimension`` (confirmatory)."""
+
+    idata: xr.DataTree
+    model: str
+    table: pd.DataFrame
+    report: ConvergenceReport
+    dimensions: list
+    anchors: list | None = None
+    item_dimension: dict | None = None
+    method: str = "marginal"
+
+    summary_var_names = ("a", "d", "c", "corr_pair")
+    family = "IRT (multidimensional)"
+
+    def _size(self) -> str:
+        kind = "confirmatory" if self.item_dimension else "exploratory"
+        return (f"{self.model.upper()} {kind}, {len(self.dimensions)} dimensions, "
+                f"{self.table['respondent'].nunique()} respondents x {self.table['item'].nunique()} items")
+
+    def loadings(self, ci_prob: float = 0.9, standardized: bool = False) -> pd.DataFrame:
+        """One row per (item, dimension): posterior mean, sd and ``ci_prob`` interval of the
+        loading :math:`a_{jk}`; ``standardized=True`` gives the factor-analytic loading
+        :math:`\\lambda_{jk} = (a_{jk}/1.702) / \\sqrt{1 + \\mathbf{a}_j^\\top R\\,\\mathbf{a}_j / 1.702^2}`
+        (normal-ogive scale; R the ability correlation, I when exploratory). Anchors and
+        fixed zeros are marked."""
+        a = self.posterior["a"]
+        if standardized:
+            scaled = a / D_SCALE
+            corr = self.posterior["corr"] if "corr" in self.posterior else None
+            if corr is None:
+                variance = (scaled**2).sum("dimension")
+            else:
+                other = scaled.rename(dimension="dimension_other")
+                variance = (scaled * corr * other).sum(("dimension", "dimension_other"))
+            a = scaled / np.sqrt(1 + variance)
+        table = _interval_table(a, ci_prob, ("item", "dimension"))
+        table["anchor"] = [self.anchors is not None and item == self.anchors[self.dimensions.index(dim)]
+                           for item, dim in table.index]
+        table["fixed_zero"] = (a.std(("chain", "draw")) == 0).to_series().reindex(table.index).to_numpy()
+        return table
+
+    def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per item: intercept d, multidimensional discrimination
+        :math:`\\lVert a_j \\rVert` and difficulty :math:`-d_j / \\lVert a_j \\rVert` (posterior
+        mean and interval), guessing c (3PL), worst R-hat and bulk ESS of the item's
+        parameters, and the proportion correct."""
+        post = self.posterior
+        norm = np.sqrt((post["a"] ** 2).sum("dimension"))
+        parts = {"d": post["d"], "mdisc": norm, "mdiff": -post["d"] / norm}
+        if "c" in post:
+            parts["c"] = post["c"]
+        table = pd.concat([_interval_table(v, ci_prob, ("item",)).add_prefix(f"{k}_") for k, v in parts.items()], axis=1)
+        names = [v for v in ("a", "d", "c") if v in post]
+        per_item = lambda stat, reduce: pd.concat(  # noqa: E731
+            [getattr(stat[v], reduce)([x for x in stat[v].dims if x != "item"]).to_series() for v in names], axis=1)
+        with warnings.catch_warnings():  # fixed zero loadings have no R-hat (0 / 0): NaN, skipped below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rhat, ess = az.rhat(post[names]), az.ess(post[names], method="bulk")
+        table["r_hat"] = per_item(rhat, "max").max(axis=1)
+        table["ess_bulk"] = per_item(ess, "min").min(axis=1)
+        table["p_correct"] = self.table.groupby("item", sort=False)["correct"].mean().reindex(table.index)
+        return table
+
+    def correlations(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """Posterior of the ability correlations (confirmatory model): one row per pair of
+        dimensions with mean, sd and interval."""
+        if "corr" not in self.posterior:
+            raise InvalidInputError("the exploratory model fixes the abilities' correlation at 0 (theta ~ N(0, I)); "
+                                    "fit with dimensions={item: name} to estimate correlations.")
+        table = _interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other"))
+        names = self.dimensions
+        keep = [names.index(i) < names.index(j) for i, j in table.index]
+        return table[keep]
+
+    def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """Posterior mean, sd and interval of every respondent's ability on every dimension."""
+        return _interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension"))
+
+    def save(self, path) -> Path:
+        """Write the whole result to one netCDF file with a checksum; read it back with :meth:`load`."""
+        config = {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
+                  "item_dimension": self.item_dimension, "report": self.report.to_dict()}
+        return save_datatree(self.idata, path, config)
+
+    @classmethod
+    def load(cls, path) -> MultidimensionalIRTResult:
+        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
+        tree, config = load_datatree(path)
+        answers = tree["constant_data"].to_dataset()
+        table = pd.DataFrame({"respondent": answers["respondent"].values, "item": answers["item"].values,
+                              "correct": tree["observed_data"]["correct"].values})
+        report = ConvergenceReport(**config.pop("report"))
+        return cls(tree, config.pop("model"), table, report, **config)
+
+    def loo(self):
+        """``az.loo`` over respondents (each respondent's marginal log-likelihood)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return az.loo(self.idata)
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        """Replicated answers from each draw's theta and item parameters."""
+        person = pd.Index(draws["respondent"].values).get_indexer(self.table["respondent"])
+        question = pd.Index(draws["item"].values).get_indexer(self.table["item"])
+        theta = draws["theta"].transpose("chain", "draw", "respondent", "dimension").values[:, :, person]
+        a = draws["a"].transpose("chain", "draw", "item", "dimension").values[:, :, question]
+        eta = (theta * a).sum(-1) + draws["d"].values[:, :, question]
+        p = 1 / (1 + np.exp(-eta))
+        if "c" in draws:
+            c = draws["c"].values[:, :, question]
+            p = c + (1 - c) * p
+        coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
+        return xr.Dataset({"correct": (("chain", "draw", "answer"), (rng.random(p.shape) < p).astype(np.int8))}, coords=coords)
+
+
+def _interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.DataFrame:
+    if not 0 < ci_prob < 1:
+        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+    tail = (1 - ci_prob) / 2
+    sample = ("chain", "draw")
+    frame = {
+        "mean": values.mean(sample), "sd": values.std(sample),
+        "lower": values.quantile(tail, sample).drop_vars("quantile"), "upper": values.quantile(1 - tail, sample).drop_vars("quantile"),
+    }
+    return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})
+
+
+def item_arrays(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """a (samples, items, K), d (samples, items), c (samples, items) or None, and the Cholesky
+    factor of the ability correlation (samples, K, K) or None, draws flattened over chains."""
+    stacked = posterior.stack(sample=("chain", "draw"))
+    a = stacked["a"].transpose("sample", "item", "dimension").values
+    d = stacked["d"].transpose("sample", "item").values
+    c = stacked["c"].transpose("sample", "item").values if "c" in stacked else None
+    chol = stacked["corr_cholesky"].transpose("sample", "dimension", "dimension_other").values if "corr_cholesky" in stacked else None
+    return a, d, c, chol
+
+
+def node_table(correct, answered, a, d, c, chol, nodes):
+    """(patterns, nodes) log-likelihood of one draw (NumPy) and the abilities at the nodes (nodes, K)."""
+    theta = nodes if chol is None else nodes @ chol.T
+    eta = a @ theta.T + d[:, None]
+    return pattern_node_loglik(correct, answered, eta, c, complete=bool(answered.all()), lib=np), theta
+
+
+def quadrature_error(posterior: xr.Dataset, mirt, spacing: float, n_draws: int = 6) -> float:
+    """Largest difference of a pattern's log marginal between the rule and the rule with half
+    the spacing, over ``n_draws`` evenly spaced posterior draws (estimates the rule's error)."""
+    correct, answered = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered"))
+    a, d, c, chol = item_arrays(posterior)
+    k = a.shape[-1]
+    coarse, fine = ball_rule(k, spacing), ball_rule(k, spacing / 2)
+    worst = 0.0
+    for s in np.unique(np.linspace(0, len(a) - 1, n_draws).astype(int)):
+        cs = None if c is None else c[s]
+        ch = None if chol is None else chol[s]
+        values = [_logsumexp(node_table(correct, answered, a[s], d[s], cs, ch, nodes)[0] + lw, axis=-1) for nodes, lw in (coarse, fine)]
+        worst = max(worst, float(np.abs(values[0] - values[1]).max()))
+    return worst
+
+
+def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, rng: np.random.Generator, mh_steps: int = 3):
+    """theta (chain, draw, respondent, dimension), the marginal log-likelihood per respondent
+    (chain, draw, respondent) and the mean MH acceptance (module docstring)."""
+    correct, answered, index = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered", "respondent_pattern"))
+    a, d, c, chol = item_arrays(posterior)
+    n_samples, k = a.shape[0], a.shape[-1]
+    nodes, log_weights = ball_rule(k, spacing)
+    rows_y, rows_m = correct[index], answered[index]
+    theta = np.empty((n_samples, len(index), k))
+    log_lik = np.empty((n_samples, len(index)))
+    accepted = []
+    for s in range(n_samples):
+        cs = None if c is None else c[s]
+        ch = np.eye(k) if chol is None else chol[s]
+        table, at_nodes = node_table(correct, answered, a[s], d[s], cs, ch, nodes)
+        log_post = table + log_weights
+        marginal = _logsumexp(log_post, axis=-1)
+        log_lik[s] = marginal[index]
+        weights = np.exp(log_post - marginal[:, None])
+        mean = weights @ at_nodes
+        second = np.einsum("pq,qk,ql->pkl", weights, at_nodes, at_nodes)
+        cov = second - mean[:, :, None] * mean[:, None, :] + 1e-9 * np.eye(k)
+        theta[s], rate = _independence_mh(mean[index], 1.44 * cov[index], rows_y, rows_m, a[s], d[s], cs, ch @ ch.T, rng, mh_steps)
+        accepted.append(rate)
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "respondent": list(mirt.coords["respondent"]),
+              "dimension": list(mirt.coords["dimension"])}
+    theta = xr.DataArray(theta.reshape(*shape, len(index), k), dims=("chain", "draw", "respondent", "dimension"), coords=coords, name="theta")
+    log_lik = xr.DataArray(log_lik.reshape(*shape, len(index)), dims=("chain", "draw", "respondent"),
+                           coords={key: coords[key] for key in ("chain", "draw", "respondent")}, name="answers")
+    return theta, log_lik, float(np.mean(accepted))
+
+
+def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
+    """Independence MH from N(mean, cov) per row to the exact conditional of theta."""
+    chol = np.linalg.cholesky(cov)
+    precision = np.linalg.inv(corr)
+
+    def propose():
+        x = mean + np.einsum("pkl,pl->pk", chol, rng.standard_normal(mean.shape))
+        return x, _mvn_logpdf(x, mean, chol)
+
+    def target(x):
+        eta = x @ a.T + d
+        if c is None:
+            like = (y * eta - m * np.logaddexp(0.0, eta)).sum(axis=1)
+        else:
+            p = c + (1 - c) / (1 + np.exp(-eta))
+            like = (y * np.log(p) + (m - y) * np.log1p(-p)).sum(axis=1)
+        return like - 0.5 * np.einsum("pk,kl,pl->p", x, precision, x)
+
+    current, current_q = propose()
+    current_p = target(current)
+    rates = []
+    for _ in range(steps):
+        new, new_q = propose()
+        new_p = target(new)
+        accept = np.log(rng.random(len(mean))) < (new_p - current_p) - (new_q - current_q)
+        current[accept], current_p[accept], current_q[accept] = new[accept], new_p[accept], new_q[accept]
+        rates.append(accept.mean())
+    return current, float(np.mean(rates))
+
+
+def _mvn_logpdf(x, mean, chol):
+    solved = np.linalg.solve(chol, (x - mean)[:, :, None])[:, :, 0]
+    return -0.5 * (solved**2).sum(axis=1) - np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+
+
+def sample_mirt(table, model, structure: dict, settings: dict, refinements: int = 1):
+    """Sample the marginal model; refine the node spacing (times :data:`REFINE`) when the quadrature error
+    exceeds :data:`MIRT_TOLERANCE`, up to ``refinements`` times, then warn. Returns
+    ``(model, idata, report, spacing, error)``."""
+    from bayes_raters.irt.multidim import build_mirt_model
+
+    spacing = default_spacing(table["item"].nunique(), structure["k"])
+    for attempt in range(refinements + 1):
+        mirt = build_mirt_model(table, model, dims=structure["dims"], dimensions=structure["dimensions"],
+                                anchors=structure["anchors"], n_options=structure["n_options"], spacing=spacing)
+        checked = [v.name for v in mirt.free_RVs if v.name != "corr_cholesky"] + (["corr_pair"] if "corr_pair" in mirt else [])
+        idata, report = sample_model(mirt, what=f"IRT {model} ({structure['k']} dimensions, marginal)",
+                                     check_var_names=checked, initvals=mirt.mirt["initvals"], **settings)
+        error = quadrature_error(idata["posterior"].to_dataset(), mirt, spacing)
+        if error <= MIRT_TOLERANCE or attempt == refinements:
+            break
+        spacing *= REFINE
+    if error > MIRT_TOLERANCE:
+        warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
+                      "nodes; the posterior may be slightly off (pass spacing= smaller).", QuadratureWarning, stacklevel=3)
+    return mirt, idata, report, spacing, error
+
+
+def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_options, settings: dict, random_seed) -> MultidimensionalIRTResult:
+    """Fit the multidimensional model to a validated answers table (called by
+    :func:`bayes_raters.irt.fit_irt` with ``dims=`` or ``dimensions=``)."""
+    if model not in ("2pl", "3pl"):
+        raise InvalidInputError(f"multidimensional models are model='2pl' or '3pl', got {model!r}.")
+    from bayes_raters.irt.multidim import resolve_structure, wide_correct
+
+    respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
+    k = len(resolve_structure(items, dims, dimensions, anchors, wide_correct(table, respondents, items))[0])  # checked before fitting
+    structure = {"dims": dims, "dimensions": dimensions, "anchors": anchors, "n_options": n_options, "k": k}
+    mirt, idata, report, spacing, error = sample_mirt(table, model, structure, settings)
+    posterior = idata["posterior"].to_dataset()
+    rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 19]) if not isinstance(random_seed, np.random.Generator) \
+        else np.random.default_rng(random_seed.integers(2**63))
+    theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, rng)
+    posterior = posterior.assign(theta=theta)
+    info = mirt.mirt
+    posterior.attrs.update(idata["posterior"].attrs, method="marginal", theta_draws="exact conditional (quadrature + independence MH)",
+                           theta_mh_acceptance=acceptance, quadrature_nodes=len(mirt.coords["node"]), quadrature_spacing=spacing,
+                           quadrature_error=error)
+    tree = xr.DataTree.from_dict({
+        "posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), "log_likelihood": log_lik.to_dataset(),
+        "observed_data": xr.Dataset({"correct": ("answer", table["correct"].to_numpy())}),
+        "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
+    })
+    item_dimension = None if info["item_dimension"] is None else dict(zip(mirt.coords["item"], [info["dimensions"][i] for i in info["item_dimension"]]))
+    return MultidimensionalIRTResult(tree, model, table, report, info["dimensions"], info["anchors"], item_dimension)
