@@ -182,3 +182,16 @@ def test_cli_multidimensional_errors_name_flags(tmp_path, capsys, extra, message
     assert main(["irt", str(tmp_path / "answers.csv"), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and "=" not in err.split("error:")[-1].replace("==", "")
+
+
+@pytest.mark.parametrize("model, dims", [("3pl", 2), ("2pl", 3)])
+def test_3pl_and_three_dimensions_build_with_a_finite_density(model, dims):
+    from bayes_raters.irt.multidim import build_mirt_model
+
+    answers, _ = simulate_factor_answers(120, (3, 3, 3), 0.3, random_seed=4)
+    built = build_mirt_model(validate_responses(answers), model, dims=dims)
+    point = built.initial_point()
+    assert np.isfinite(built.compile_logp()(point))
+    assert np.all(np.isfinite(built.compile_dlogp()(point)))
+    assert ("c" in built.named_vars) == (model == "3pl")
+    assert len(built.coords["dimension"]) == dims and len(built.mirt["anchors"]) == dims
