@@ -49,8 +49,9 @@ FAMILY_ALPHA = 0.01
 @dataclass(frozen=True)
 class Configuration:
     """One SBC configuration: ``simulate(rng) -> (truth, data)`` with ``truth`` a dict of
-    scalar quantities, and ``fit(data, seed) -> (draws, converged)`` with ``draws`` a dict
-    of 1-D arrays of posterior draws of the same quantities."""
+    scalar quantities, and ``fit(data, seed) -> (draws, report)`` with ``draws`` a dict of
+    1-D arrays of posterior draws of the same quantities and ``report`` the fit's
+    :class:`~bayes_raters.sampling.ConvergenceReport` (or a bool: converged)."""
 
     name: str
     simulate: Callable
@@ -68,9 +69,22 @@ def one_simulation(configuration: Configuration, seed: int) -> dict:
     truth, data = configuration.simulate(np.random.default_rng([seed, 2018]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence is recorded, not warned, per simulation
-        draws, converged = configuration.fit(data, seed)
+        draws, report = configuration.fit(data, seed)
     ranks = {name: int(np.sum(thinned(draws[name]) < value)) for name, value in truth.items()}
-    return {"seed": seed, "converged": bool(converged), **ranks}
+    return {"seed": seed, "converged": bool(getattr(report, "converged", report)), **ranks, **diagnostics(report)}
+
+
+#: Prefix of the columns that record each fit's convergence figures (not ranks).
+DIAGNOSTIC_PREFIX = "diag_"
+
+
+def diagnostics(report) -> dict:
+    """Max R-hat, min bulk and tail ESS and divergences of one fit (empty for a bare bool), so
+    a configuration whose fits fail the convergence rule shows which check they fail."""
+    if not hasattr(report, "max_r_hat"):
+        return {}
+    names = ("max_r_hat", "min_ess_bulk", "min_ess_tail", "divergences")
+    return {f"{DIAGNOSTIC_PREFIX}{name}": float(getattr(report, name)) for name in names}
 
 
 def simulation_seeds(n_simulations: int, seed: int = 0) -> list[int]:
@@ -112,7 +126,8 @@ def run_sbc(
 
 
 def quantities(ranks: pd.DataFrame) -> list[str]:
-    return [c for c in ranks.columns if c not in ("seed", "converged")]
+    """The ranked quantities: every column but the seed, ``converged`` and the diagnostics."""
+    return [c for c in ranks.columns if c not in ("seed", "converged") and not c.startswith(DIAGNOSTIC_PREFIX)]
 
 
 def uniformity_table(ranks: pd.DataFrame, bins: int = BINS, family_alpha: float = FAMILY_ALPHA) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_raters.sbc import RANK_DRAWS, Configuration, as_datatree, plot_sbc, run_sbc, uniformity_table
+from bayes_raters.sbc import RANK_DRAWS, Configuration, as_datatree, plot_sbc, quantities, run_sbc, uniformity_table
 from bayes_raters.sbc_models import CONFIGURATIONS, fit_true_score_normal, simulate_true_score_normal
 
 SHORT = {"draws": 400, "tune": 400, "chains": 2, "cores": 1, "target_accept": 0.95}
@@ -45,14 +45,19 @@ def test_smoke_ranks_are_uniform_the_biased_control_is_caught_and_arviz_plots_th
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
         ranks = run_sbc(SMOKE, 20, seed=1, executor=pool)
     assert len(ranks) == 20  # 2 x 400 draws: ESS < 400 in most fits, fine for ranks of 99 draws
-    assert ranks.drop(columns=["seed", "converged"]).stack().between(0, RANK_DRAWS).all()
+    assert ranks[quantities(ranks)].stack().between(0, RANK_DRAWS).all()
+    # each fit's convergence figures are kept beside its ranks, so a failing rule can be traced
+    assert {"diag_max_r_hat", "diag_min_ess_bulk", "diag_min_ess_tail", "diag_divergences"} <= set(ranks.columns)
+    assert (ranks["diag_min_ess_bulk"] > 0).all() and (ranks["diag_max_r_hat"] < 1.5).all()
+    assert (ranks["converged"] == ((ranks["diag_max_r_hat"] <= 1.01) & (ranks["diag_min_ess_bulk"] >= 400)
+                                   & (ranks["diag_min_ess_tail"] >= 400) & (ranks["diag_divergences"] == 0))).all()
     table = uniformity_table(ranks, bins=5)  # 4 per bin expected: a coarse check at 20 runs
     honest = table.drop(index="mu_shifted_control")
     assert not honest["fails"].any(), honest
     assert table.loc["mu_shifted_control", "fails"], table
     assert table.loc["mu_shifted_control", "mean_pit"] < 0.2
     tree = as_datatree(ranks)  # the PIT layout ArviZ plots
-    assert set(tree["prior_sbc"].data_vars) == set(ranks.columns) - {"seed", "converged"}
+    assert set(tree["prior_sbc"].data_vars) == set(quantities(ranks))
     assert np.all((tree["prior_sbc"]["mu"].values > 0) & (tree["prior_sbc"]["mu"].values < 1))
     assert plot_sbc(ranks, var_names=["mu", "prmse_finite"]) is not None
 
