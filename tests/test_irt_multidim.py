@@ -195,3 +195,14 @@ def test_3pl_and_three_dimensions_build_with_a_finite_density(model, dims):
     assert np.all(np.isfinite(built.compile_dlogp()(point)))
     assert ("c" in built.named_vars) == (model == "3pl")
     assert len(built.coords["dimension"]) == dims and len(built.mirt["anchors"]) == dims
+
+
+def test_confirmatory_correlation_starts_at_the_identity():
+    """PyMC's default starting point of LKJCorr goes through the C backend, which warned about
+    BLAS at every confirmatory fit on a pip install; the model gives the identity instead."""
+    from bayes_raters.irt.multidim import build_mirt_model
+
+    answers, truth = simulate_factor_answers(60, (3, 3), 0.3, random_seed=4)
+    built = build_mirt_model(validate_responses(answers), dimensions=truth["dimensions"])
+    start = built.rvs_to_initial_values[built["corr_cholesky"]]
+    assert start is not None and np.allclose(np.asarray(start), np.eye(2))

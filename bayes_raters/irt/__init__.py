@@ -1,10 +1,13 @@
 """Item response theory: 1PL/2PL/3PL/4PL in PyMC, item diagnostics, scoring, scale building;
-graded response and generalized partial credit models for ordinal items."""
+graded response and generalized partial credit models for ordinal items; multidimensional
+(compensatory) 2PL/3PL."""
 
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
 from bayes_raters.irt.fit import IRTResult, fit_irt
 from bayes_raters.irt.scale import build_scale, compare_irt_models
 from bayes_raters.irt.model import IRT_MODELS, build_irt_model, validate_responses
+from bayes_raters.irt.multidim import build_mirt_model
+from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous import POLYTOMOUS_MODELS, build_polytomous_model
 from bayes_raters.irt.polytomous_fit import PolytomousResult, fit_polytomous
 from bayes_raters.irt.simulate import simulate_responses
@@ -12,9 +15,11 @@ from bayes_raters.irt.simulate import simulate_responses
 __all__ = [
     "IRT_MODELS",
     "IRTResult",
+    "MultidimensionalIRTResult",
     "POLYTOMOUS_MODELS",
     "PolytomousResult",
     "build_irt_model",
+    "build_mirt_model",
     "build_polytomous_model",
     "build_scale",
     "compare_irt_models",

@@ -191,8 +191,9 @@ def build_mirt_model(
     from a validated answers table. Coords: ``respondent``, ``item``, ``dimension``,
     ``dimension_other`` (the second axis of ``corr``), ``pattern``, ``node``; free loadings
     ``loading`` (exploratory). Variables: ``d`` (item), ``a`` (item, dimension), ``c`` (3PL),
-    ``corr`` and its free entries ``corr_pair`` (confirmatory). The model's ``anchors`` attribute-free metadata lives in
-    ``model.mirt`` (names, anchors, map)."""
+    ``corr`` and its free entries ``corr_pair`` (confirmatory). ``model.mirt`` holds the
+    dimension names, the item -> dimension map (confirmatory), the anchor items and the
+    starting values (exploratory)."""
     if model not in ("2pl", "3pl"):
         raise InvalidInputError(f"multidimensional models are '2pl' or '3pl', got {model!r}.")
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
@@ -241,7 +242,9 @@ def _exploratory_loadings(n_items: int, k_dims: int, anchor_rows: list[int]):
 
 def _confirmatory_loadings(item_dim: np.ndarray, k_dims: int):
     own = pm.LogNormal("a_own", 0.0, 0.5, dims="item")
-    chol = pm.LKJCorr("corr_cholesky", n=k_dims, eta=2.0, dims=("dimension", "dimension_other"))
+    # initval: PyMC's default starting point of LKJCorr compiles through the C backend, which
+    # warns about BLAS on pip installs at every fit; the identity (independent abilities) does not
+    chol = pm.LKJCorr("corr_cholesky", n=k_dims, eta=2.0, dims=("dimension", "dimension_other"), initval=np.eye(k_dims))
     corr = pm.Deterministic("corr", pt.dot(chol, chol.T), dims=("dimension", "dimension_other"))
     upper = np.triu_indices(k_dims, 1)
     pm.Deterministic("corr_pair", corr[upper], dims="dimension_pair")  # the free correlations, for R-hat

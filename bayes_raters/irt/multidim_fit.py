@@ -309,8 +309,9 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     structure = {"dims": dims, "dimensions": dimensions, "anchors": anchors, "n_options": n_options, "k": k}
     mirt, idata, report, spacing, error = sample_mirt(table, model, structure, settings)
     posterior = idata["posterior"].to_dataset()
-    rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 19]) if not isinstance(random_seed, np.random.Generator) \
-        else np.random.default_rng(random_seed.integers(2**63))
+    from bayes_raters.irt.fit import _theta_seed
+
+    rng = _theta_seed(random_seed)  # same seed, same ability draws
     theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, rng)
     posterior = posterior.assign(theta=theta)
     info = mirt.mirt
