@@ -1,0 +1,89 @@
+"""Multidimensional IRT side by side in one run: the exploratory 2D marginal 2PL with PyMC's NUTS
+(Numba backend) and with numpyro (JAX backend), beside the unidimensional marginal 2PL on the
+same answers.
+
+``--gradient-only`` times one log-density + gradient evaluation of the 2D model on each
+PyTensor backend (Numba, C, JAX), the measured reason the card advises numpyro. Otherwise each
+row prints wall time, seconds of sampling, min bulk ESS of the sampled item parameters per
+second of sampling, max R-hat, divergences, quadrature nodes and the ELPD (LOO over respondents).
+Data: ``simulate_factor_answers(N, (n/2, n/2), 0.3)``, 2 chains x (1,000 + 1,000) unless
+``--draws/--tune``; one chain at a time (numpyro runs in this process, which never forks).
+Run: ``.venv/bin/python benchmarks/bench_irt_multidim.py [--respondents 1000] [--items 20]
+[--samplers numpyro pymc] [--gradient-only]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import machine_line  # noqa: E402
+
+from bayes_raters.irt import build_mirt_model, fit_irt  # noqa: E402
+from bayes_raters.irt.model import validate_responses  # noqa: E402
+from bayes_raters.irt.simulate import simulate_factor_answers  # noqa: E402
+
+
+def gradient_times(answers, repeats: int = 20) -> None:
+    """Milliseconds per log-density + gradient of the 2D model on each backend."""
+    model = build_mirt_model(validate_responses(answers), dims=2)
+    point = model.initial_point()
+    print(f"2D model: {len(model.coords['pattern'])} patterns x {len(model.coords['node'])} nodes")
+    for mode in ("NUMBA", "FAST_RUN", "JAX"):
+        gradient = model.compile_dlogp(mode=mode)
+        np.asarray(gradient(point))  # compile and warm up
+        start = time.perf_counter()
+        for _ in range(repeats):
+            np.asarray(gradient(point))  # np.asarray waits for JAX's asynchronous result
+        print(f"  {mode:9s} {(time.perf_counter() - start) / repeats * 1000:7.2f} ms per gradient")
+
+
+def fit_row(name: str, answers, **options) -> dict:
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fit_irt(answers, "2pl", random_seed=1, progressbar=False, **options)
+    wall = time.perf_counter() - start
+    post = result.posterior
+    sampled = [v for v in ("d", "loading_free", "loading_anchor", "b", "log_a") if v in post]
+    ess = float(az.ess(post[sampled], method="bulk").to_array().min())
+    sampling = float(post.attrs.get("sampling_time", np.nan))
+    return {
+        "fit": name, "wall_s": wall, "sampling_s": sampling, "min_ess_per_s": ess / sampling,
+        "max_r_hat": result.report.max_r_hat, "divergences": result.report.divergences,
+        "nodes": post.attrs.get("quadrature_nodes"), "elpd": float(az.loo(result.idata).elpd),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--respondents", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=20)
+    parser.add_argument("--samplers", nargs="+", default=["numpyro", "pymc"])
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--gradient-only", action="store_true")
+    args = parser.parse_args()
+    print(machine_line())
+    half = args.items // 2
+    answers, _ = simulate_factor_answers(args.respondents, (half, args.items - half), 0.3, random_seed=7)
+    print(f"answers: {args.respondents} x {args.items}, two factors correlated 0.3")
+    if args.gradient_only:
+        gradient_times(answers)
+        return
+    settings = {"draws": args.draws, "tune": args.tune}
+    rows = [fit_row("1D marginal (pymc)", answers, **settings)]
+    rows += [fit_row(f"2D exploratory ({s})", answers, dims=2, nuts_sampler=s, **settings) for s in args.samplers]
+    for row in rows:
+        print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+
+
+if __name__ == "__main__":
+    main()
