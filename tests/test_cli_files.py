@@ -177,3 +177,24 @@ def test_pairwise_ties_no_on_tied_data_advises_the_flag(tmp_path, capsys):
     assert main(["pairwise", str(tmp_path / "comparison_counts.csv"), *names, "--count-column", "n", "--ties", "no"]) == 2
     err = capsys.readouterr().err
     assert "--ties no, but" in err and "--ties yes" in err and "ties=" not in err
+
+
+def test_facets_command_tables_prmse_and_flag_advice(tmp_path, capsys):
+    """``bayes-raters facets`` on an essay design with its own column names: strict JSON with the
+    rater, prompt and PRMSE tables and convergence; a missing column is named with the CLI flag."""
+    from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+
+    ratings, systems, truth = simulate_facet_ratings(200, 5, 2, 5, random_seed=8)
+    ratings.rename(columns={"response": "essay_id", "prompt": "task"}).to_csv(tmp_path / "ratings.csv", index=False)
+    systems.rename(columns={"response": "essay_id"}).to_csv(tmp_path / "systems.csv", index=False)
+    args = ["facets", str(tmp_path / "ratings.csv"), "--systems", str(tmp_path / "systems.csv"), "--response-column",
+            "essay_id", "--prompt-column", "task", "--draws", "300", "--tune", "300", "--seed", "2", "--json", "--quiet"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {row["rater"] for row in out["raters"]} == {f"r{r}" for r in range(5)}
+    assert len(out["prompts"]) == 2 and out["prmse"][0]["system"] == "engine"
+    assert set(out["convergence"]) >= {"converged", "max_r_hat", "min_ess_bulk", "divergences"}
+    severity = {row["rater"]: row["severity_mean"] for row in out["raters"]}
+    assert np.corrcoef([severity[f"r{r}"] for r in range(5)], truth["severity"])[0, 1] > 0.8
+    assert main(args[:2] + ["--draws", "10"]) == 2  # default column names: no 'response' column in the file
+    assert "--response-column" in capsys.readouterr().err

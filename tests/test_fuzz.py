@@ -22,6 +22,7 @@ from bayes_raters.ctt.prmse import prmse_table
 from bayes_raters.data import validate_ratings, validate_system_scores, wide_to_long
 from bayes_raters.errors import BayesRatersError, BayesRatersWarning
 from bayes_raters.irt import build_irt_model, validate_responses
+from bayes_raters.irt.facets import build_facets_model
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 from bayes_raters.pairwise.online import EASL, BoundedRA, TrueSkill
 
@@ -65,7 +66,7 @@ PLAUSIBLE = {
     "score": st.integers(1, 6), "h1": st.integers(1, 6), "h2": st.integers(1, 6), "m": st.floats(0, 7),
     "respondent": st.integers(0, 6), "item": st.sampled_from(["a", "b", "c"]), "correct": st.integers(0, 1),
     "item_a": st.sampled_from(["a", "b"]), "item_b": st.sampled_from(["c", "d", "a"]),
-    "outcome": st.sampled_from(["win", "tie", "loss"]), "value": st.floats(0, 1),
+    "outcome": st.sampled_from(["win", "tie", "loss"]), "value": st.floats(0, 1), "prompt": st.sampled_from(["p1", "p2"]),
 }
 
 
@@ -178,6 +179,25 @@ def fuzz_irt_validator_and_builder(answers):
     _survives(lambda: build_irt_model(answers, "2pl"), "build_irt_model")
 
 
+@st.composite
+def facet_designs(draw):
+    """A valid many-facet design (10-14 responses on two prompts, each rated by two of three
+    raters on 1-6; one system), then usually damaged as :func:`designs` does."""
+    n = draw(st.integers(10, 14))
+    first = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    rows = [(i, f"p{i % 2}", f"r{(r + k) % 3}", draw(st.integers(1, 6))) for i, r in enumerate(first) for k in (0, 1)]
+    ratings = pd.DataFrame(rows, columns=["response", "prompt", "rater", "score"])
+    systems = pd.DataFrame([(i, "m1", draw(st.floats(0, 7))) for i in range(n)], columns=list(SYSTEMS))
+    return _damaged(draw, ratings), _damaged(draw, systems)
+
+
+@settings(max_examples=40)
+@given(st.one_of(st.tuples(frames(("response", "prompt", "rater", "score")), frames(SYSTEMS)), facet_designs(), facet_designs()))
+def fuzz_facets_builder(tables):
+    ratings, systems = tables
+    _survives(lambda: build_facets_model(ratings, systems), "build_facets_model")
+
+
 @settings(max_examples=40)
 @given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
 def fuzz_pairwise_preparation_and_builder(comparisons, scalars):
@@ -210,6 +230,10 @@ def test_true_score_builder(capsys):
 
 def test_irt_validator_and_builder(capsys):
     fuzzed(fuzz_irt_validator_and_builder, capsys, validate_responses=1, build_irt_model=1)
+
+
+def test_facets_builder(capsys):
+    fuzzed(fuzz_facets_builder, capsys, build_facets_model=3)
 
 
 def test_pairwise_preparation_and_builder(capsys):

@@ -4,6 +4,7 @@
 ``bayes-raters prmse SCORES.csv --human h1 --human h2 --system sys``   wide format
 ``bayes-raters irt ANSWERS.csv --model 2pl``   item and respondent tables
 ``bayes-raters pairwise COMPARISONS.csv``   item scores from pairwise comparisons
+``bayes-raters facets RATINGS.csv``   rater severity and consistency, prompt difficulty
 ``bayes-raters demo``   closed-form and posterior PRMSE on a small simulated data set
 
 Results go to stdout (``--json`` for strict JSON) or ``--output FILE.csv|.json``; progress bars,
@@ -71,6 +72,10 @@ def _run(args):
         from bayes_raters.cli.pairwise import pairwise
 
         output = pairwise(args)
+    elif args.command == "facets":
+        from bayes_raters.cli.facets import facets
+
+        output = facets(args)
     else:
         output = commands.prmse(args) if args.command == "prmse" else commands.irt(args)
     files.emit(output, args)

@@ -18,6 +18,7 @@ FLAGS = {
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
     "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
     "annotator": "--annotator-column", "ties": "--ties", "dims": "--dims", "anchors": "--anchors",
+    "prompt": "--prompt-column",
 }
 _CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
@@ -28,6 +29,7 @@ EPILOG = """examples:
   bayes-raters prmse scores.csv --human h1 --human h2 --system engine --json
   bayes-raters irt answers.csv --model 1pl --output items.csv
   bayes-raters pairwise comparisons.csv --count-column n
+  bayes-raters facets essay_ratings.csv --systems systems.csv
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
 
 
@@ -76,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bayes_raters.cli.pairwise import add_parser as pairwise_parser
 
     pairwise_parser(commands, command_parser)
+    from bayes_raters.cli.facets import add_parser as facets_parser
+
+    facets_parser(commands, command_parser)
     example = command_parser(
         commands, "example", "write the example CSV files into a folder",
         "Writes small example files (an essay-scoring export, machine scores with their own column names, "

@@ -1,0 +1,60 @@
+"""``bayes-raters facets``: the many-facet rater model on a file of ratings
+``(response, prompt, rater, score)``: rater table (severity, consistency, fit, flags), prompt
+table and, with ``--systems``, each system's PRMSE against the model's true score."""
+
+from __future__ import annotations
+
+import argparse
+
+from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
+
+
+def add_parser(commands, command) -> None:
+    """The ``facets`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
+    from bayes_raters.cli.parser import file_options, output_options, sampler_options
+
+    facets = command(
+        commands, "facets", "rater severity and consistency, prompt difficulty (many-facet model)",
+        "RATINGS.csv: one row per rating with the response, the prompt it answers, the rater and a whole-number "
+        "score. Fits the many-facet rater model (response ability integrated out) and prints the rater table "
+        "(severity, consistency a, infit/outfit, flags for erratic raters) and the prompt table; with --systems "
+        "SYSTEMS.csv (response, system, score) also each system's PRMSE against the true score.",
+    )
+    facets.add_argument("ratings", help="CSV of ratings")
+    facets.add_argument("--systems", metavar="FILE", default=None, help="CSV of system scores (response, system, score)")
+    columns = facets.add_argument_group("columns of the files")
+    columns.add_argument("--response-column", default="response", metavar="NAME", help="response (essay) id")
+    columns.add_argument("--prompt-column", default="prompt", metavar="NAME", help="prompt (task) id")
+    columns.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id")
+    columns.add_argument("--score-column", default="score", metavar="NAME", help="the score (both files)")
+    columns.add_argument("--system-column", default="system", metavar="NAME", help="system id (systems file)")
+    file_options(facets)
+    model = facets.add_argument_group("model")
+    model.add_argument("--rasch", action="store_true", help="one consistency for all raters (many-facet Rasch model)")
+    model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
+    model.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS implementation")
+    sampler_options(model, draws=1000)
+    output_options(facets)
+
+
+def facets(args: argparse.Namespace) -> Output:
+    from bayes_raters.cli.commands import convergence_record, records, text_table
+    from bayes_raters.irt.facets_fit import fit_facets  # imports PyMC: only when asked
+
+    ratings = read_table(args.ratings, args)
+    systems = None if args.systems is None else read_table(args.systems, args)
+    with progress_on_stderr():
+        result = fit_facets(
+            ratings, systems, consistency=not args.rasch, response=args.response_column, prompt=args.prompt_column,
+            rater=args.rater_column, score=args.score_column, system=args.system_column, draws=args.draws,
+            tune=args.tune, chains=args.chains, random_seed=args.seed, nuts_sampler=args.sampler,
+            progressbar=progressbar(args),
+        )
+    tables = {"raters": result.rater_table(args.ci), "prompts": result.prompt_table(args.ci)}
+    if systems is not None:
+        tables["prmse"] = result.prmse_table(args.ci)
+    text = "\n\n".join(text_table(t, 3) for t in tables.values())
+    keys = {"raters": "rater", "prompts": "prompt", "prmse": "system"}
+    data = {name: records(table, keys[name]) for name, table in tables.items()}
+    data["convergence"] = convergence_record(result.convergence)
+    return Output(text, data, tables)

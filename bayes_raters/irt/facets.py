@@ -1,0 +1,263 @@
+r"""The many-facet rater model (Linacre's many-facet Rasch model and its generalised form with
+a consistency per rater), the response's ability integrated out by the quadrature engine
+(:mod:`bayes_raters.quadrature`).
+
+Rating :math:`X \in \{0, \dots, K - 1\}` (the observed scores in order) of response (examinee)
+:math:`i` on prompt :math:`j` by rater :math:`r`, adjacent-category logits
+
+.. math::
+
+    \log \frac{P(X = k)}{P(X = k - 1)} = a_r\,(\theta_i - b_j - \delta_r - \tau_k),
+    \qquad k = 1, \dots, K - 1,
+
+so :math:`P(X = k) \propto \exp\big(k\,a_r(\theta_i - b_j - \delta_r) - a_r \sum_{v \le k} \tau_v\big)`.
+:math:`\delta_r` is the rater's severity, :math:`b_j` the prompt's difficulty, :math:`\tau_k`
+the thresholds of the shared rating scale (Andrich's rating scale model) and :math:`a_r` the
+rater's consistency. With ``consistency=False`` every rater has the same :math:`a` and this is
+the many-facet Rasch model of FACETS (its :math:`\theta` has SD :math:`a`); with
+``consistency=True`` each rater has its own :math:`a_r` (an erratic rater has a small one).
+
+Priors. :math:`\theta_i \sim N(0, 1)`; :math:`\log a_r \sim N(\mu_a, \sigma_a)`,
+:math:`\mu_a \sim N(0, 0.5)`, :math:`\sigma_a \sim \text{HalfNormal}(0.5)`,
+(:math:`\log a_r = \mu_a` for all without ``consistency``); zero-sum
+severities :math:`\delta \sim \text{ZeroSumNormal}(\sigma_\delta)` and difficulties
+:math:`b \sim \text{ZeroSumNormal}(\sigma_b)` (the mean rater and the mean prompt fix the origin
+with :math:`E\theta = 0`; no :math:`b` with one prompt), :math:`\sigma_\delta, \sigma_b \sim
+\text{HalfNormal}(1)`; :math:`\tau_k \sim N(0, 2)` (unordered, as in the rating scale model).
+Raters and prompts are centred (``log_a``, ``severity``, ``difficulty`` sampled directly): in
+essay scoring each rater gives dozens to hundreds of ratings, where the centred form mixes
+better. Measured on 600 responses x 10 raters with an erratic rater (seed 1, 2 x (1,000 +
+1,000)): non-centred, 5 divergences at target_accept 0.9 (1 at 0.95), min bulk ESS 403, 60 s
+sampling at 36 leapfrog steps per draw; centred, no divergence, min bulk ESS 1,163, 23 s at 14.
+
+True score and systems. The true score of response :math:`i` on the score scale is what the
+fit's raters give it on average, :math:`T_i(\theta) = \frac{1}{R J_i} \sum_r \sum_{j \in J_i}
+E[\text{score} \mid \theta, a_r, b_j, \delta_r]` (:math:`J_i`: the prompts the response was rated
+on), the counterpart of the classical true score (the mean over raters). A system's scores, when
+given, are measurements of it as in the true-score model:
+:math:`M_{is} \sim N(\alpha_s + \beta_s (T_i - c_0), \tau^{sys}_s)` with that model's priors
+(:func:`bayes_raters.ctt.model._system_priors`), so the likelihood of a response is
+:math:`p(M_i, H_i)` in both models and LOO compares them on the same data.
+
+Likelihood. The log-probability of every category for every (rater, prompt) pair at every
+quadrature node is one (pairs, K, nodes) array; a rating picks its row, and the rows of each
+response are summed (a scatter-add over ratings), so a gradient costs ratings x nodes; the
+response's marginal is :math:`\operatorname{logsumexp}_q(\ell_{iq} + \log w_q)`. Essay designs
+rarely repeat a (prompt, rater, score) pattern, so responses are not pooled.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayes_raters.data import validate_long
+from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.quadrature import QuadratureRule, marginal_loglik, rule_for
+
+
+def validate_facet_ratings(
+    ratings: pd.DataFrame, *, response: str = "response", prompt: str = "prompt", rater: str = "rater",
+    score: str = "score",
+) -> tuple[pd.DataFrame, list[float]]:
+    """A long table, one row per (response, prompt, rater), with whole-number scores on one
+    scale. Returns ``(table, scores)``: canonical columns plus ``category`` (0 .. K - 1, the
+    observed scores in order) and the list of observed scores. A score inside the observed range
+    that nobody gave is collapsed (the categories above it move down) and an
+    :class:`InputWarning` says so."""
+    table = validate_long(ratings, {"response": response, "prompt": prompt, "rater": rater}, score, "ratings")
+    values = table["score"].to_numpy(float)
+    if not np.allclose(values, np.round(values)):
+        raise InvalidInputError(
+            f"ratings: column {score!r} must hold whole-number scores (e.g. 1-6); found "
+            f"{sorted(set(values[values != np.round(values)]))[:5]}."
+        )
+    used = np.unique(values)
+    if len(used) < 2:
+        raise InvalidInputError(f"ratings: every score is {used[0]:g}: a rating scale needs at least two scores used.")
+    if table["rater"].nunique() < 2:
+        raise InsufficientDataError("the many-facet model needs at least two raters (severity is relative to the others).")
+    if table["response"].nunique() < 10:
+        raise InsufficientDataError("the many-facet model needs at least 10 rated responses.")
+    gaps = sorted(set(range(int(used[0]), int(used[-1]) + 1)) - set(used.astype(int)))
+    if gaps:
+        warnings.warn(
+            f"ratings: no rating used the score(s) {gaps}; they were collapsed (the categories above move down one). "
+            "Rescore the data yourself to choose otherwise.",
+            InputWarning,
+            stacklevel=2,
+        )
+    rank = {v: k for k, v in enumerate(used)}
+    return table.assign(category=[rank[v] for v in values]), [float(v) for v in used]
+
+
+@dataclass(frozen=True)
+class FacetLayout:
+    """Integer codes of the validated ratings: ``unit``, ``prompt``, ``rater`` and ``category``
+    per rating; ``unit_prompts`` (units, prompts) the share of each prompt among a unit's prompts
+    (the weights of :math:`T_i`); ``score_values`` the score of each category."""
+
+    responses: np.ndarray
+    prompts: np.ndarray
+    raters: np.ndarray
+    score_values: np.ndarray
+    unit: np.ndarray
+    prompt: np.ndarray
+    rater: np.ndarray
+    category: np.ndarray
+    unit_prompts: np.ndarray
+
+    @property
+    def n_categories(self) -> int:
+        return len(self.score_values)
+
+    @property
+    def cell(self) -> np.ndarray:
+        """Row of each rating in the flattened (rater, prompt, category) axis."""
+        return (self.rater * len(self.prompts) + self.prompt) * self.n_categories + self.category
+
+
+def facet_layout(table: pd.DataFrame, scores: list[float]) -> FacetLayout:
+    """Codes of :class:`FacetLayout` in order of first appearance."""
+    responses, prompts, raters = (pd.unique(table[c]) for c in ("response", "prompt", "rater"))
+    unit = pd.Index(responses).get_indexer(table["response"])
+    prompt = pd.Index(prompts).get_indexer(table["prompt"])
+    seen = np.zeros((len(responses), len(prompts)))
+    seen[unit, prompt] = 1.0
+    return FacetLayout(
+        responses, prompts, raters, np.asarray(scores, float), unit, prompt,
+        pd.Index(raters).get_indexer(table["rater"]), table["category"].to_numpy(int), seen / seen.sum(axis=1, keepdims=True),
+    )
+
+
+def category_table(a, location, thresholds, theta, lib=pt):
+    r""":math:`\log P(X = k \mid \theta)` for every rater and prompt (raters, prompts, K,
+    len(theta)): ``a`` (raters,), ``location`` (raters, prompts) = :math:`b_j + \delta_r`,
+    ``thresholds`` (K - 1,). NumPy (``lib=np``) or PyTensor."""
+    eta = a[:, None, None] * (theta[None, None, :] - location[:, :, None])  # (R, J, Q)
+    steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])  # sum_{v <= k} tau_v, k = 0..K-1
+    k = np.arange(steps.shape[0]) if lib is np else pt.arange(steps.shape[0])
+    logits = k[None, None, :, None] * eta[:, :, None, :] - (a[:, None, None, None] * steps[None, None, :, None])
+    if lib is np:
+        top = logits.max(axis=2, keepdims=True)
+        return logits - (top + np.log(np.exp(logits - top).sum(axis=2, keepdims=True)))
+    return logits - pt.logsumexp(logits, axis=2, keepdims=True)
+
+
+def true_score_curve(log_p, score_values, unit_prompts, lib=pt):
+    """:math:`T_i` at every node (units, nodes): expected score of each (rater, prompt), mean
+    over raters, then the unit's mean over its prompts."""
+    expected = (lib.exp(log_p) * score_values[None, None, :, None]).sum(axis=2)  # (R, J, Q)
+    return lib.dot(unit_prompts, expected.mean(axis=0))
+
+
+def rating_node_loglik(log_p, layout: FacetLayout, n_nodes: int, lib=pt):
+    """Each unit's log-likelihood of its ratings at every node (units, nodes): the rating's row
+    of the flattened table, summed over the unit's ratings."""
+    rows = log_p.reshape((-1, n_nodes))[layout.cell]  # (ratings, Q)
+    if lib is np:
+        out = np.zeros((len(layout.responses), n_nodes))
+        np.add.at(out, layout.unit, rows)
+        return out
+    return pt.inc_subtensor(pt.zeros((len(layout.responses), n_nodes))[layout.unit], rows)
+
+
+def facet_rule(layout: FacetLayout) -> QuadratureRule:
+    """The trapezoid rule for the most-rated unit: a rating on K categories counts as K - 1
+    binary answers."""
+    most = int(np.bincount(layout.unit).max())
+    return rule_for(most * (layout.n_categories - 1))
+
+
+def system_arrays(systems: pd.DataFrame | None, layout: FacetLayout):
+    """System scores as (units, systems) values and a 0/1 mask (responses a system did not
+    score have no term), and the system ids; None without systems."""
+    if systems is None:
+        return None
+    ids = list(pd.unique(systems["system"]))
+    unit = pd.Index(layout.responses).get_indexer(systems["response"])
+    if (unit < 0).any():
+        missing = pd.unique(systems.loc[unit < 0, "response"])[:5].tolist()
+        raise InvalidInputError(f"system scores: responses {missing} have no rating; drop them or add their ratings.")
+    values, mask = np.zeros((len(layout.responses), len(ids))), np.zeros((len(layout.responses), len(ids)))
+    column = pd.Index(ids).get_indexer(systems["system"])
+    values[unit, column], mask[unit, column] = systems["score"].to_numpy(float), 1.0
+    return values, mask, ids
+
+
+def facet_priors(layout: FacetLayout, consistency: bool):
+    """The module's priors: returns ``(a, location, thresholds)`` as tensors."""
+    mu_a = pm.Normal("mu_log_a", 0.0, 0.5)
+    if consistency:
+        sigma_a = pm.HalfNormal("sigma_log_a", 0.5)
+        a = pm.Deterministic("a", pt.exp(pm.Normal("log_a", mu_a, sigma_a, dims="rater")), dims="rater")
+    else:
+        a = pm.Deterministic("a", pt.exp(mu_a) * pt.ones(len(layout.raters)), dims="rater")
+    severity = pm.ZeroSumNormal("severity", sigma=pm.HalfNormal("sigma_severity", 1.0), dims="rater")
+    if len(layout.prompts) > 1:
+        difficulty = pm.ZeroSumNormal("difficulty", sigma=pm.HalfNormal("sigma_difficulty", 1.0), dims="prompt")
+    else:
+        difficulty = pm.Deterministic("difficulty", pt.zeros(1), dims="prompt")
+    thresholds = pm.Normal("thresholds", 0.0, 2.0, dims="threshold")
+    return a, severity[:, None] + difficulty[None, :], thresholds
+
+
+def system_priors(layout: FacetLayout):
+    """alpha, beta, tau of each system, as in the true-score model, scaled to the score range."""
+    low, high = layout.score_values[0], layout.score_values[-1]
+    width, center = high - low, (high + low) / 2
+    alpha = pm.Normal("alpha", center, width / 2, dims="system")
+    beta = pm.Normal("beta", 1.0, 1.0, dims="system")
+    tau = pm.Gamma("tau", alpha=2.0, beta=2.0 / (width / 8), dims="system")
+    return alpha, beta, tau, center
+
+
+def system_node_loglik(true_nodes, values, mask, alpha, beta, tau, center, lib=pt):
+    """:math:`\\sum_s \\log N(M_{is}; \\alpha_s + \\beta_s (T_i(z_q) - c_0), \\tau_s)` (units, nodes)."""
+    mean = alpha[None, :, None] + beta[None, :, None] * (true_nodes[:, None, :] - center)
+    resid = (values[:, :, None] - mean) / tau[None, :, None]
+    log_n = -0.5 * resid**2 - lib.log(tau)[None, :, None] - 0.5 * np.log(2 * np.pi)
+    return (log_n * mask[:, :, None]).sum(axis=1)
+
+
+def build_facets_model(
+    ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
+    response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
+    system: str = "system", rule: QuadratureRule | None = None,
+) -> pm.Model:
+    """The marginal many-facet model (no theta variable), returned without sampling.
+
+    Coords ``rater``, ``prompt``, ``threshold``, ``response``, ``node`` (and ``system``); the
+    likelihood is the Potential ``marginal_loglik``. The layout, scores, systems and rule are in
+    ``model.facets`` for the fit and the tables."""
+    table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
+    systems = None
+    if system_scores is not None:
+        systems = validate_long(system_scores, {"response": response, "system": system}, score, "system scores")
+    layout = facet_layout(table, scores)
+    rule = rule or facet_rule(layout)
+    arrays = system_arrays(systems, layout)
+    coords = {
+        "rater": layout.raters, "prompt": layout.prompts, "response": layout.responses, "node": rule.nodes,
+        "threshold": [f"{scores[k - 1]:g}|{scores[k]:g}" for k in range(1, len(scores))],
+    }
+    if arrays is not None:
+        coords["system"] = arrays[2]
+    with pm.Model(coords=coords) as model:
+        nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
+        a, location, thresholds = facet_priors(layout, consistency)
+        log_p = category_table(a, location, thresholds, nodes)
+        node_ll = rating_node_loglik(log_p, layout, len(rule))
+        if arrays is not None:
+            alpha, beta, tau, center = system_priors(layout)
+            true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts)
+            node_ll = node_ll + system_node_loglik(true_nodes, arrays[0], arrays[1], alpha, beta, tau, center)
+        pm.Potential("marginal_loglik", marginal_loglik(node_ll, rule.log_weights).sum())
+    model.facets = {"layout": layout, "table": table, "scores": scores, "systems": systems, "arrays": arrays,
+                    "rule": rule, "consistency": consistency}
+    return model

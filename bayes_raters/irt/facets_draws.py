@@ -1,0 +1,129 @@
+r"""Per-draw NumPy pieces of the many-facet model (:mod:`bayes_raters.irt.facets`): each
+response's marginal log-likelihood, its ability drawn from the exact conditional, its true
+score :math:`T_i`, and the residuals behind the raters' fit statistics.
+
+Fit statistics (Wright and Masters' mean squares, as FACETS reports them), for rater :math:`r`
+over its ratings :math:`n` with expected category :math:`E_n` and variance :math:`V_n` at the
+response's ability: outfit :math:`= \operatorname{mean}_n (x_n - E_n)^2 / V_n`, infit
+:math:`= \sum_n (x_n - E_n)^2 / \sum_n V_n`. Both are about 1 for ratings the model describes,
+above 1 for noisy (erratic) ratings and below 1 for too predictable ones (e.g. a rater who
+avoids the extremes). Here they are computed for posterior draws of every parameter and of
+every ability, so they come with intervals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayes_raters.irt.facets import FacetLayout, category_table, rating_node_loglik, system_node_loglik, true_score_curve
+from bayes_raters.quadrature import QuadratureRule, _logsumexp, draw_conditional, marginal_loglik
+
+
+def draw_parameters(stacked: xr.Dataset, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a, location, thresholds)`` of sample ``s`` of a (sample)-stacked posterior."""
+    one = stacked.isel(sample=s)
+    a = one["a"].values
+    location = one["severity"].values[:, None] + one["difficulty"].values[None, :]
+    return a, location, one["thresholds"].values
+
+
+def rating_logits(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray:
+    """Log-probabilities of every category for every rating at its unit's ability ``z``
+    (ratings, K)."""
+    r, j = layout.rater, layout.prompt
+    eta = a[r] * (z[layout.unit] - location[r, j])
+    steps = np.concatenate([[0.0], np.cumsum(thresholds)])
+    logits = np.arange(len(steps))[None, :] * eta[:, None] - a[r][:, None] * steps[None, :]
+    return logits - _logsumexp(logits, axis=-1, keepdims=True)
+
+
+def true_scores_at(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray:
+    """:math:`T_i(z_i)` for every unit at its own ``z`` (units,): expected score over the
+    raters, averaged over the unit's prompts."""
+    steps = np.concatenate([[0.0], np.cumsum(thresholds)])
+    k = np.arange(len(steps))
+    out = np.zeros(len(z))
+    for j in range(layout.unit_prompts.shape[1]):
+        weight = layout.unit_prompts[:, j]
+        rows = np.nonzero(weight)[0]
+        if len(rows) == 0:
+            continue
+        eta = a[None, :] * (z[rows, None] - location[None, :, j])  # (units_j, R)
+        logits = k[None, None, :] * eta[:, :, None] - (a[:, None] * steps[None, :])[None]
+        p = np.exp(logits - _logsumexp(logits, axis=-1, keepdims=True))
+        out[rows] += weight[rows] * (p @ layout.score_values).mean(axis=1)
+    return out
+
+
+def system_terms(stacked: xr.Dataset, s: int):
+    """``(alpha, beta, tau)`` of sample ``s``."""
+    one = stacked.isel(sample=s)
+    return one["alpha"].values, one["beta"].values, one["tau"].values
+
+
+def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: QuadratureRule, arrays, center: float,
+                      rng: np.random.Generator, mh_steps: int = 2):
+    """For every sample: each unit's marginal log-likelihood (samples, units), an exact
+    conditional draw of its ability and its true score (samples, units); and the mean MH
+    acceptance rate."""
+    n = stacked.sizes["sample"]
+    units = len(layout.responses)
+    log_lik, theta, true = np.empty((n, units)), np.empty((n, units)), np.empty((n, units))
+    rates = []
+    for s in range(n):
+        a, location, thresholds = draw_parameters(stacked, s)
+        log_p = category_table(a, location, thresholds, rule.nodes, lib=np)
+        node_ll = rating_node_loglik(log_p, layout, len(rule), lib=np)
+        system = None
+        if arrays is not None:
+            system = system_terms(stacked, s)
+            nodes_true = true_score_curve(log_p, layout.score_values, layout.unit_prompts, lib=np)
+            node_ll = node_ll + system_node_loglik(nodes_true, arrays[0], arrays[1], *system, center, lib=np)
+        log_lik[s] = marginal_loglik(node_ll, rule.log_weights)
+
+        def exact(z, a=a, location=location, thresholds=thresholds, system=system):
+            logits = rating_logits(a, location, thresholds, z, layout)
+            out = np.bincount(layout.unit, logits[np.arange(len(logits)), layout.category], minlength=units)
+            if system is not None:
+                t = true_scores_at(a, location, thresholds, z, layout)
+                out = out + system_node_loglik(t[:, None], arrays[0], arrays[1], *system, center, lib=np)[:, 0]
+            return out
+
+        theta[s], rate = draw_conditional(node_ll, exact, rule, rng, mh_steps=mh_steps)
+        true[s] = true_scores_at(a, location, thresholds, theta[s], layout)
+        rates.append(rate)
+    return log_lik, theta, true, float(np.mean(rates))
+
+
+def fit_statistics(stacked: xr.Dataset, layout: FacetLayout) -> tuple[np.ndarray, np.ndarray]:
+    """Infit and outfit mean squares of every rater for every sample (samples, raters), from
+    the sample's parameters and abilities (module docstring)."""
+    n, raters = stacked.sizes["sample"], len(layout.raters)
+    infit, outfit = np.empty((n, raters)), np.empty((n, raters))
+    k = np.arange(layout.n_categories)
+    count = np.bincount(layout.rater, minlength=raters)
+    for s in range(n):
+        a, location, thresholds = draw_parameters(stacked, s)
+        z = stacked["theta"].isel(sample=s).values
+        p = np.exp(rating_logits(a, location, thresholds, z, layout))
+        expected = p @ k
+        variance = np.maximum(p @ k**2 - expected**2, 1e-12)
+        squared = (layout.category - expected) ** 2
+        infit[s] = np.bincount(layout.rater, squared, raters) / np.bincount(layout.rater, variance, raters)
+        outfit[s] = np.bincount(layout.rater, squared / variance, raters) / count
+    return infit, outfit
+
+
+def prmse_draws(true: np.ndarray, arrays) -> np.ndarray:
+    r"""PRMSE of every system for every sample (samples, systems), over the responses it scored:
+    :math:`1 - \sum_i (M_{is} - T_i)^2 / \sum_i (T_i - \bar T)^2` with the sample's true scores
+    (the in-sample PRMSE of these responses)."""
+    values, mask, ids = arrays
+    out = np.empty((len(true), len(ids)))
+    for c in range(len(ids)):
+        used = mask[:, c] > 0
+        t = true[:, used]
+        mse = ((values[used, c][None, :] - t) ** 2).sum(axis=1)
+        out[:, c] = 1.0 - mse / ((t - t.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    return out

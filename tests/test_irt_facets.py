@@ -1,0 +1,156 @@
+"""The many-facet rater model (bayes_raters.irt.facets): the category table, the marginal
+against scipy, input checks, and one small fit with a planted erratic rater. The pooled
+severity coverage over replications is slow (tests/test_irt_validation.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import integrate, stats
+
+from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError, PersistenceError
+from bayes_raters.irt.facets import (
+    build_facets_model,
+    category_table,
+    facet_layout,
+    rating_node_loglik,
+    true_score_curve,
+    validate_facet_ratings,
+)
+from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
+from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
+from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+from bayes_raters.quadrature import marginal_loglik, trapezoid_rule
+
+
+def _parameters(layout, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.lognormal(0.2, 0.3, len(layout.raters))
+    location = rng.normal(0, 0.5, (len(layout.raters), len(layout.prompts)))
+    return a, location, np.sort(rng.normal(0, 1.5, layout.n_categories - 1))
+
+
+def test_category_table_is_the_adjacent_category_model_in_numpy_and_pytensor():
+    ratings, _, _ = simulate_facet_ratings(40, 4, 2, 5, random_seed=1)
+    layout = facet_layout(*validate_facet_ratings(ratings))
+    a, location, thresholds = _parameters(layout)
+    theta = np.array([-1.3, 0.0, 0.7])
+    table = category_table(a, location, thresholds, theta, lib=np)
+    assert np.allclose(np.exp(table).sum(axis=2), 1.0)
+    # log P(k) - log P(k - 1) = a_r (theta - location - tau_k)
+    adjacent = np.diff(table, axis=2)
+    expected = a[:, None, None, None] * (theta[None, None, None, :] - location[:, :, None, None] - thresholds[None, None, :, None])
+    assert np.allclose(adjacent, expected)
+    symbolic = category_table(a, location, thresholds, theta).eval()
+    assert np.allclose(symbolic, table)
+    nodes = rating_node_loglik(table, layout, 3, lib=np)
+    assert np.allclose(rating_node_loglik(symbolic, layout, 3).eval(), nodes)
+    # the rating-by-rating form agrees with the table form at a common theta
+    direct = rating_logits(a, location, thresholds, np.full(len(layout.responses), 0.7), layout)
+    summed = np.bincount(layout.unit, direct[np.arange(len(direct)), layout.category], len(layout.responses))
+    assert np.allclose(summed, nodes[:, 2])
+
+
+def test_true_score_on_nodes_matches_true_score_at_points():
+    ratings, _, _ = simulate_facet_ratings(30, 5, 3, 6, random_seed=2)
+    layout = facet_layout(*validate_facet_ratings(ratings))
+    a, location, thresholds = _parameters(layout, 1)
+    z = np.array([-2.0, 0.3, 1.5])
+    on_nodes = true_score_curve(category_table(a, location, thresholds, z, lib=np), layout.score_values, layout.unit_prompts, lib=np)
+    for q, point in enumerate(z):
+        assert np.allclose(true_scores_at(a, location, thresholds, np.full(len(layout.responses), point), layout), on_nodes[:, q])
+    assert np.all(np.diff(on_nodes, axis=1) > 0)  # more ability, higher expected score
+
+
+def test_marginal_matches_scipy_for_a_response_rated_three_times():
+    ratings, _, _ = simulate_facet_ratings(20, 5, 1, 6, raters_per_response=3, random_seed=3)
+    layout = facet_layout(*validate_facet_ratings(ratings))
+    a, location, thresholds = _parameters(layout, 2)
+    a[0] = 3.0  # a steep rater: the spacing rule must still hold
+    rule = build_facets_model(ratings).facets["rule"]
+    ours = marginal_loglik(rating_node_loglik(category_table(a, location, thresholds, rule.nodes, lib=np), layout, len(rule), lib=np), rule.log_weights)
+    for unit in (0, 1):
+        def integrand(z, unit=unit):
+            point = np.full(len(layout.responses), z)
+            logits = rating_logits(a, location, thresholds, point, layout)
+            rows = layout.unit == unit
+            return np.exp(logits[rows, layout.category[rows]].sum()) * stats.norm.pdf(z)
+        exact, _ = integrate.quad(integrand, -10, 10, epsabs=0, epsrel=1e-11, limit=200)
+        assert abs(ours[unit] - np.log(exact)) < 1e-6
+
+
+def test_bad_ratings_get_clear_errors():
+    ratings, systems, _ = simulate_facet_ratings(40, 4, 2, 5, random_seed=4)
+    with pytest.raises(InvalidInputError, match="whole-number"):
+        validate_facet_ratings(ratings.assign(score=ratings["score"] + 0.5))
+    with pytest.raises(InsufficientDataError, match="two raters"):
+        validate_facet_ratings(ratings.drop_duplicates(["response", "prompt"]).assign(rater="only"))
+    with pytest.raises(InvalidInputError, match="every score is 3"):
+        validate_facet_ratings(ratings.assign(score=3))
+    with pytest.raises(InvalidInputError, match="prompt"):
+        validate_facet_ratings(ratings.drop(columns="prompt"))
+    renamed = ratings.rename(columns={"prompt": "task"})
+    assert len(validate_facet_ratings(renamed, prompt="task")[0]) == len(ratings)
+    gap = ratings.assign(score=np.where(ratings["score"] == 3, 2, ratings["score"]))
+    with pytest.warns(InputWarning, match=r"score\(s\) \[3\]"):
+        _, scores = validate_facet_ratings(gap)
+    assert scores == [1.0, 2.0, 4.0, 5.0]
+    stranger = pd.concat([systems, pd.DataFrame({"response": ["x"], "system": ["engine"], "score": [3.0]})])
+    with pytest.raises(InvalidInputError, match=r"\['x'\] have no rating"):
+        build_facets_model(ratings, stranger)
+
+
+@pytest.fixture(scope="module")
+def erratic_fit():
+    ratings, systems, truth = simulate_facet_ratings(400, 8, 2, 6, erratic=(0,), random_seed=11)
+    return fit_facets(ratings, systems, random_seed=11, progressbar=False), ratings, systems, truth
+
+
+def test_fit_recovers_severities_and_flags_the_erratic_rater(erratic_fit):
+    result, _, _, truth = erratic_fit
+    assert result.convergence.converged, result.convergence
+    table = result.rater_table(0.95).loc[[f"r{r}" for r in range(8)]]
+    inside = (table["severity_lower"] <= truth["severity"]) & (truth["severity"] <= table["severity_upper"])
+    assert inside.sum() >= 7  # 95% intervals; binomial(8, 0.95) gives >= 7 with probability 0.94
+    assert np.corrcoef(table["severity_mean"], truth["severity"])[0, 1] > 0.9
+    assert list(table.index[table["flag"] == "erratic"]) == ["r0"]
+    assert table.loc["r0", "a_upper"] < table["a_lower"].drop("r0").min()
+    thetas = result.response_table()
+    assert np.corrcoef(thetas["theta_mean"], truth["theta"])[0, 1] > 0.85
+    prmse = result.prmse_table().loc["engine"]
+    t, m = truth["true_score"], erratic_fit[2]["score"].to_numpy()
+    planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
+    assert prmse["lower"] < planted < prmse["upper"]
+    assert 0.1 < result.posterior.attrs["theta_mh_acceptance"] <= 1.0
+
+
+def test_tables_loo_and_predictive(erratic_fit):
+    result, ratings, _, _ = erratic_fit
+    prompts = result.prompt_table()
+    assert list(prompts.index) == ["p0", "p1"] and prompts["n_responses"].sum() == 400
+    assert prompts["difficulty_mean"].sum() == pytest.approx(0.0, abs=1e-9)  # zero-sum prompts
+    assert len(result.threshold_table()) == 5
+    loo = result.loo()
+    assert loo.elpd_i.shape == (400,)
+    tree = result.sample_posterior_predictive(50, random_seed=1)
+    replicated = tree["posterior_predictive"]["category"].values
+    assert replicated.shape[-1] == len(ratings) and replicated.min() >= 0 and replicated.max() <= 5
+    mean_rep = replicated.mean()
+    assert abs(mean_rep - tree["observed_data"]["category"].values.mean()) < 0.15
+    with pytest.raises(InvalidInputError, match="ci_prob"):
+        result.rater_table(1.5)
+    with pytest.raises(InvalidInputError, match="observation='ordinal'"):
+        result.compare_with_true_score(object())
+
+
+def test_save_load_round_trip(erratic_fit, tmp_path):
+    result = erratic_fit[0]
+    path = result.save(tmp_path / "facets.nc")
+    again = FacetsResult.load(path)
+    pd.testing.assert_frame_equal(again.prmse_table(), result.prmse_table())
+    assert again.table[["response", "rater", "score"]].astype(str).equals(result.table[["response", "rater", "score"]].astype(str))
+    assert again.consistency and again.scores == result.scores
+    (tmp_path / "bad.nc").write_bytes(b"not a netcdf file")
+    with pytest.raises(PersistenceError):
+        FacetsResult.load(tmp_path / "bad.nc")
