@@ -18,6 +18,10 @@ shipped copies against it):
   ``system_b``, ``result`` (win/tie/loss for system_a), ``annotator``.
 * ``comparison_counts.csv``: the same judgements aggregated as R's BradleyTerry2 data come:
   one row per distinct (system_a, system_b, result) with the count ``n``.
+* ``essay_facets.csv``: essays on two prompts, each scored 1-6 by two of 6 raters, long:
+  ``essay_id``, ``prompt``, ``rater_id``, ``score``; 300 essays; rater ``R06`` is erratic
+  (:func:`bayes_raters.irt.simulate_facet_ratings`).
+* ``essay_engine.csv``: an engine's scores of the same essays: ``essay_id``, ``system``, ``score``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv")
+FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv",
+         "essay_facets.csv", "essay_engine.csv")
 SEED = 2026
 
 
@@ -90,6 +95,19 @@ def _comparisons(rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["system_a", "system_b", "result", "annotator"])
 
 
+def _facets() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """300 essays, 2 prompts, 6 raters (the last erratic), two ratings each, and one engine."""
+    from bayes_raters.irt import simulate_facet_ratings
+
+    ratings, engine, _ = simulate_facet_ratings(300, 6, 2, 6, erratic=(5,), random_seed=SEED)
+    essay = {f"e{k}": f"EF-{k + 1:04d}" for k in range(300)}
+    rater = {f"r{k}": f"R{k + 1:02d}" for k in range(6)}
+    ratings = pd.DataFrame({"essay_id": ratings["response"].map(essay), "prompt": ratings["prompt"].map({"p0": "P1", "p1": "P2"}),
+                            "rater_id": ratings["rater"].map(rater), "score": ratings["score"]})
+    engine = pd.DataFrame({"essay_id": engine["response"].map(essay), "system": "engine_a", "score": engine["score"].round(2)})
+    return ratings, engine
+
+
 def make_examples(folder: str | Path) -> list[Path]:
     """Simulate the example files into ``folder`` (what is shipped was written by this)."""
     from bayes_raters.irt import simulate_responses
@@ -104,6 +122,7 @@ def make_examples(folder: str | Path) -> list[Path]:
     counts = comparisons.groupby(["system_a", "system_b", "result"]).size().rename("n").reset_index()
     tables = {"human_scores.csv": human, "machine_scores.csv": machine, "scores_wide.csv": _wide(human, machine),
               "answers.csv": answers, "comparisons.csv": comparisons, "comparison_counts.csv": counts}
+    tables["essay_facets.csv"], tables["essay_engine.csv"] = _facets()
     for name, table in tables.items():
         table.to_csv(folder / name, index=False)
     return [folder / name for name in FILES]
