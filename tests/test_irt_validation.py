@@ -143,7 +143,8 @@ def test_many_facet_severity_coverage_and_erratic_rater_flag():
     """The issue's check for the many-facet model: 90% intervals of the planted severities
     cover the truth for 85-95% of raters pooled over 16 data sets (160 raters; the pooled share
     has SD 0.024 at 0.9), the planted erratic rater (a = 0.25) is flagged in at least 14 of 16
-    sets, and other raters are flagged in at most 5% of cases (8 of 144)."""
+    sets, other raters are flagged in at most 5% of cases (8 of 144), and the engine's 90% PRMSE
+    interval holds its PRMSE against the planted true scores in at least 12 of 16 sets."""
     from bayes_raters.irt.facets_simulate import facets_recovery
 
     fit = functools.partial(facets_recovery, progressbar=False)
@@ -153,7 +154,9 @@ def test_many_facet_severity_coverage_and_erratic_rater_flag():
     print("\n" + table.round(3).to_string())
     print(f"many-facet 600 responses x 10 raters, {len(table)} sets: severity 90% coverage {coverage:.3f}, "
           f"erratic rater flagged {int(table['erratic_flagged'].sum())}/{len(table)}, "
-          f"others flagged {int(table['others_flagged'].sum())}/{9 * len(table)}, converged {int(table['converged'].sum())}")
+          f"others flagged {int(table['others_flagged'].sum())}/{9 * len(table)}, converged {int(table['converged'].sum())}, "
+          f"engine PRMSE inside its 90% interval {int(table['prmse_hit'].sum())}/{len(table)}")
     assert 0.85 <= coverage <= 0.95, coverage
     assert table["erratic_flagged"].sum() >= 14
     assert table["others_flagged"].sum() <= 8
+    assert table["prmse_hit"].sum() >= 12  # binomial(16, 0.9): >= 12 with probability 0.98

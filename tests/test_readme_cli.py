@@ -39,7 +39,7 @@ def readme_commands() -> list[list[str]]:
 
 def fits(argv: list[str]) -> bool:
     command = argv[1]
-    return command in ("irt", "demo", "facets") or "--bayes" in argv or (command == "pairwise" and "--method" not in argv)
+    return command in ("irt", "demo", "facets", "plan") or "--bayes" in argv or (command == "pairwise" and "--method" not in argv)
 
 
 class _Stop(Exception):
@@ -58,7 +58,7 @@ def _check_output(argv: list[str], out: str, folder: Path) -> None:
 def test_the_readme_block_covers_every_command_and_the_example_list():
     commands = readme_commands()
     assert commands[0][:2] == ["bayes-raters", "example"] and commands[1][0] == "cd"
-    assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "demo"}
+    assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "plan", "demo"}
     assert all(c[0] in ("bayes-raters", "cd") for c in commands)
     assert len(commands) >= 12
 

@@ -30,6 +30,7 @@ EPILOG = """examples:
   bayes-raters irt answers.csv --model 1pl --output items.csv
   bayes-raters pairwise comparisons.csv --count-column n
   bayes-raters facets essay_ratings.csv --systems systems.csv
+  bayes-raters plan ratings.csv --systems systems.csv --target-width 0.05
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
 
 
@@ -81,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bayes_raters.cli.facets import add_parser as facets_parser
 
     facets_parser(commands, command_parser)
+    from bayes_raters.cli.plan import add_parser as plan_parser
+
+    plan_parser(commands, command_parser)
     example = command_parser(
         commands, "example", "write the example CSV files into a folder",
         "Writes small example files (an essay-scoring export, machine scores with their own column names, "
@@ -103,19 +107,7 @@ def _prmse_parser(commands) -> None:
         "system, score), or wide (one --system column per system) in --systems FILE or in the ratings "
         "file itself. Each file has its own column names. Empty cells are missing ratings.",
     )
-    prmse.add_argument("ratings", help="CSV of human ratings (long or wide)")
-    prmse.add_argument("--systems", metavar="FILE", help="CSV of system scores (long, or wide with --system COL)")
-    ratings = prmse.add_argument_group("columns of the ratings file")
-    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
-    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
-    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
-    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
-    systems = prmse.add_argument_group("columns of the system-scores file (default: as in the ratings file)")
-    systems.add_argument("--systems-response-column", metavar="NAME", help="response id in --systems FILE")
-    systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
-    systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
-    systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
-    file_options(prmse)
+    rating_file_options(prmse)
     prmse.add_argument("--error-variance", type=float, metavar="V", default=None, help="known rater error variance")
     prmse.add_argument("--score-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="declared scale, e.g. 1 6")
     bayes = prmse.add_argument_group("posterior PRMSE (Bayesian true-score model)")
@@ -128,6 +120,23 @@ def _prmse_parser(commands) -> None:
     )
     sampler_options(bayes, draws=2000)
     output_options(prmse)
+
+
+def rating_file_options(command: argparse.ArgumentParser) -> None:
+    """The ratings file and --systems FILE with their column options (prmse, plan)."""
+    command.add_argument("ratings", help="CSV of human ratings (long or wide)")
+    command.add_argument("--systems", metavar="FILE", help="CSV of system scores (long, or wide with --system COL)")
+    ratings = command.add_argument_group("columns of the ratings file")
+    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
+    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
+    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
+    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
+    systems = command.add_argument_group("columns of the system-scores file (default: as in the ratings file)")
+    systems.add_argument("--systems-response-column", metavar="NAME", help="response id in --systems FILE")
+    systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
+    systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
+    systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
+    file_options(command)
 
 
 def _irt_parser(commands) -> None:

@@ -65,7 +65,8 @@ def simulate_facet_ratings(
 def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
     """One replication of the recovery check: simulate (600 responses, 10 raters, rater r0
     erratic), fit, and return the severities' interval hits (planted inside the ``ci_prob``
-    interval, per rater), whether the erratic rater and only it was flagged, and convergence."""
+    interval, per rater), whether the erratic rater and only it was flagged, whether the engine's
+    PRMSE interval holds its PRMSE against the planted true scores, and convergence."""
     from bayes_raters.irt.facets_fit import fit_facets
 
     ratings, systems, truth = simulate_facet_ratings(erratic=(0,), random_seed=seed)
@@ -73,6 +74,11 @@ def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
     table = result.rater_table(ci_prob).reindex([f"r{r}" for r in range(len(truth["severity"]))])
     hits = (table["severity_lower"] <= truth["severity"]) & (truth["severity"] <= table["severity_upper"])
     flagged = set(table.index[table["flag"] == "erratic"])
+    prmse = result.prmse_table(ci_prob).loc["engine"]
+    t, m = truth["true_score"], systems["score"].to_numpy()
+    planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
     return {"seed": seed, "severity_hits": int(hits.sum()), "severity_total": len(hits),
+            "prmse_hit": bool(prmse["lower"] <= planted <= prmse["upper"]), "prmse_mean": float(prmse["mean"]),
+            "prmse_planted": float(planted),
             "erratic_flagged": "r0" in flagged, "others_flagged": len(flagged - {"r0"}),
             "converged": result.convergence.converged, "max_r_hat": result.convergence.max_r_hat}
