@@ -198,3 +198,27 @@ def test_facets_command_tables_prmse_and_flag_advice(tmp_path, capsys):
     assert np.corrcoef([severity[f"r{r}"] for r in range(5)], truth["severity"])[0, 1] > 0.8
     assert main(args[:2] + ["--draws", "10"]) == 2  # default column names: no 'response' column in the file
     assert "--response-column" in capsys.readouterr().err
+
+
+def test_plan_command_reports_the_grid_and_the_target(tmp_path, capsys):
+    """``bayes-raters plan`` on the example essays: strict JSON with a row per (extra, system or
+    pair), widths shrinking with more double-scoring, and the smallest grid point reaching the
+    target; a non-positive --target-width stops before any fit with the flag's name."""
+    assert main(["example", str(tmp_path)]) == 0
+    capsys.readouterr()
+    files = [str(tmp_path / "human_scores.csv"), "--systems", str(tmp_path / "machine_scores.csv"), "--response-column",
+             "essay_id", "--rater-column", "rater_id", "--system-column", "engine", "--systems-score-column", "pred_score"]
+    args = ["plan", *files, "--extra", "0", "300", "3000", "--target-width", "0.1", "--draws", "500", "--tune", "500", "--json", "--quiet"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = pd.DataFrame(out["plan"])
+    assert set(rows["quantity"]) == {"engine_a", "engine_b", "engine_a - engine_b"} and len(rows) == 9
+    for _, group in rows.groupby("quantity"):
+        assert group.sort_values("extra_double")["expected_width"].is_monotonic_decreasing
+    reached = out["reaches_target"]
+    widths = rows.set_index(["quantity", "extra_double"])["expected_width"]
+    for name, extra in reached.items():
+        if extra is not None:
+            assert widths[name, extra] <= 0.1 and all(widths[name, e] > 0.1 for e in (0, 300, 3000) if e < extra)
+    assert main(["plan", *files, "--target-width", "-1"]) == 2
+    assert "--target-width must be positive" in capsys.readouterr().err
