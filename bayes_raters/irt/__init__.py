@@ -14,6 +14,7 @@ from bayes_raters.irt.multidim import build_mirt_model
 from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous import POLYTOMOUS_MODELS, build_polytomous_model
 from bayes_raters.irt.polytomous_fit import PolytomousResult, fit_polytomous
+from bayes_raters.irt.short_form import short_form
 from bayes_raters.irt.simulate import simulate_responses
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "fit_polytomous",
     "information_curves",
     "item_information",
+    "short_form",
     "simulate_facet_ratings",
     "simulate_responses",
     "validate_responses",
