@@ -31,8 +31,16 @@ OUT = Path(__file__).parent / "sbc"
 
 def append_row(path: Path, row: dict) -> None:
     """Append one simulation's ranks to ``path`` (header first if new), flushed at once: an
-    interrupted run resumes from this file."""
-    pd.DataFrame([row]).to_csv(path, mode="a", header=not path.exists(), index=False)
+    interrupted run resumes from this file. A file written before the runner gained columns
+    (the ``diag_`` convergence figures) is rewritten once with the union of the columns, the
+    old rows' new cells empty, so that rows never shift under a stale header."""
+    frame = pd.DataFrame([row])
+    if path.exists():
+        header = pd.read_csv(path, nrows=0).columns
+        if list(header) != list(frame.columns):
+            pd.concat([pd.read_csv(path), frame], ignore_index=True).to_csv(path, index=False)
+            return
+    frame.to_csv(path, mode="a", header=not path.exists(), index=False)
 
 
 def main() -> None:
