@@ -4,6 +4,9 @@ severity coverage over replications is slow (tests/test_irt_validation.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -142,6 +145,9 @@ def test_tables_loo_and_predictive(erratic_fit):
         result.rater_table(1.5)
     with pytest.raises(InvalidInputError, match="observation='ordinal'"):
         result.compare_with_true_score(object())
+    ordinal_like = SimpleNamespace(spec=SimpleNamespace(observation="ordinal"))
+    with pytest.raises(InvalidInputError, match=r"fit_facets\(ratings, system_scores\)"):
+        dataclasses.replace(result, systems=None).compare_with_true_score(ordinal_like)
 
 
 def test_save_load_round_trip(erratic_fit, tmp_path):

@@ -151,6 +151,11 @@ class FacetsResult(FitResult):
         fits (default: its only one)."""
         if getattr(true_score_result, "spec", None) is None or true_score_result.spec.observation != "ordinal":
             raise InvalidInputError("compare with a fit_true_score_model(..., observation='ordinal') result.")
+        if self.systems is None:
+            raise InvalidInputError(
+                "the true-score model's likelihood holds the system scores too: refit with "
+                "fit_facets(ratings, system_scores) so that both fits describe the same data."
+            )
         true_score_result.compute_log_likelihood()
         other = true_score_result.fit_tree(system)
         mine = self.idata["log_likelihood"]["response"].values
