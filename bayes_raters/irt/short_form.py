@@ -134,7 +134,7 @@ def short_form(
         mean_at(k)
     rho = evaluated[k]
     lower, upper = np.quantile(rho, [tail, 1 - tail])
-    return {"items": list(items[order[:k]]), "table": table,
+    return {"items": items[order[:k]].tolist(), "table": table,
             "reliability": {"mean": float(rho.mean()), "lower": float(lower), "upper": float(upper)}}
 
 
