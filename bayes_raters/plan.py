@@ -24,9 +24,10 @@ model's sufficient statistics:
    scores and ratings, independent system errors). Measured (a pilot of 100 double- and 400
    single-scored responses, two systems; ``tests/test_plan.py``, 20 refits per design):
    planned / realised 0.94-1.01 at 100, 300 and 900 more double-scored responses; a joint
-   fit's difference at 300 more (4 refits), planned 0.150, realised 0.139 (scaling a width computed from the spreads alone gave 0.117: the joint fit's
-   difference is wider than the estimator's sampling spread, see
-   :mod:`bayes_raters.ctt.finite_sample` on the systems' shared true-score spread).
+   fit's difference at 300 more (4 refits), planned 0.150, realised 0.139. Scaling a width
+   built from the spreads alone gave 0.117: the joint fit's difference is wider than the
+   estimator's sampling spread suggests (0.222 against 0.173 at the pilot), and the fit is
+   right about it (exact draws of every true score gave 0.233).
 4. Probability that the future interval clears a threshold: the future posterior mean varies
    around today's with variance :math:`\sigma_{now}^2 - \sigma_D^2` (law of total variance;
    :math:`\sigma = w / (2 z)`), so :math:`P(\text{lower} > t) = \Phi\big((m_{now} - z \sigma_D -
