@@ -242,3 +242,27 @@ def sample_model(
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report
+
+
+def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinements: int, start=None):
+    """Sample a model whose likelihood is a quadrature, refining the rule while its error at the
+    posterior exceeds ``tolerance``, up to ``refinements`` times (shared by the marginal IRT
+    fits). ``build(setting)`` returns ``(model, setting)`` (the setting it used, e.g. the default
+    rule for ``start=None``); ``sample(model)`` returns ``(idata, report)``; ``error_of(idata,
+    model, setting)`` the quadrature error; ``refine(setting)`` the next, finer setting. Only the
+    kept fit's warnings reach the user (a discarded coarse fit's convergence warning would be
+    about a posterior nobody sees). Returns ``(model, idata, report, setting, error)``; the
+    caller warns when ``error`` is still above ``tolerance``."""
+    setting = start
+    for attempt in range(refinements + 1):
+        model, setting = build(setting)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            idata, report = sample(model)
+        error = error_of(idata, model, setting)
+        if error <= tolerance or attempt == refinements:
+            break
+        setting = refine(setting)
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return model, idata, report, setting, error

@@ -172,8 +172,18 @@ def fuzz_true_score_builder(tables):
     _survives(lambda: build_true_score_model(ratings, systems, joint=True), "build_true_score_model")
 
 
+@st.composite
+def answer_designs(draw):
+    """A valid answer table (4-9 respondents x 3 items, right/wrong), then usually damaged as
+    :func:`designs` does. Junk frames alone reached a result in 2 of 40 examples alone and in 0
+    of 40 in one full-suite run, too few to show that the numerics are reached."""
+    n = draw(st.integers(4, 9))
+    rows = [(i, item, draw(st.integers(0, 1))) for i in range(n) for item in ("a", "b", "c")]
+    return _damaged(draw, pd.DataFrame(rows, columns=["respondent", "item", "correct"]))
+
+
 @settings(max_examples=40)
-@given(frames(("respondent", "item", "correct")))
+@given(st.one_of(frames(("respondent", "item", "correct")), answer_designs()))
 def fuzz_irt_validator_and_builder(answers):
     _survives(lambda: validate_responses(answers), "validate_responses")
     _survives(lambda: build_irt_model(answers, "2pl"), "build_irt_model")
@@ -207,8 +217,22 @@ def fuzz_pairwise_preparation_and_builder(comparisons, scalars):
     _survives(build, "prepare_data + build_pairwise_model")
 
 
+@st.composite
+def comparison_designs(draw):
+    """5-14 valid comparisons among a, b, c, d (win, tie or loss), then usually damaged as
+    :func:`designs` does. With junk frames alone the online observers reached a result in 9 of
+    150 examples in one process and 10 or more in another (the examples hypothesis generates
+    changed with the tests run before it in the same process; cause not found), so the minimum
+    of 10 held by chance."""
+    rows = []
+    for _ in range(draw(st.integers(5, 14))):
+        a, b = draw(st.sampled_from([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "a")]))
+        rows.append((a, b, draw(st.sampled_from(["win", "tie", "loss"]))))
+    return _damaged(draw, pd.DataFrame(rows, columns=["item_a", "item_b", "outcome"]))
+
+
 @settings(max_examples=150)
-@given(frames(("item_a", "item_b", "outcome")), frames(("item", "value")))
+@given(st.one_of(frames(("item_a", "item_b", "outcome")), comparison_designs()), frames(("item", "value")))
 def fuzz_online_observers(comparisons, scalars):
     items = ["a", "b", "c", "d", 3, " a"]
     _survives(lambda: TrueSkill(items).observe_pairs(comparisons), "TrueSkill.observe_pairs")
@@ -225,11 +249,11 @@ def test_wide_conversion(capsys):
 
 
 def test_true_score_builder(capsys):
-    fuzzed(fuzz_true_score_builder, capsys, build_true_score_model=5)
+    fuzzed(fuzz_true_score_builder, capsys, build_true_score_model=3)  # 7 measured; the examples vary with the tests run before (see comparison_designs)
 
 
 def test_irt_validator_and_builder(capsys):
-    fuzzed(fuzz_irt_validator_and_builder, capsys, validate_responses=1, build_irt_model=1)
+    fuzzed(fuzz_irt_validator_and_builder, capsys, validate_responses=5, build_irt_model=5)
 
 
 def test_facets_builder(capsys):
@@ -241,7 +265,7 @@ def test_pairwise_preparation_and_builder(capsys):
 
 
 def test_online_observers(capsys):
-    fuzzed(fuzz_online_observers, capsys, **{"TrueSkill.observe_pairs": 10, "BoundedRA.observe_pairs": 10,
+    fuzzed(fuzz_online_observers, capsys, **{"TrueSkill.observe_pairs": 30, "BoundedRA.observe_pairs": 30,
                                              "EASL.observe_scalars": 10})
 
 

@@ -133,3 +133,35 @@ def test_progressbar_defaults_to_interactive_sessions_and_reaches_the_sampler(mo
         with pytest.raises(Stop):
             fit()
     assert seen == [True, True, True]
+
+
+def test_sample_refined_refines_until_the_error_is_small_and_keeps_only_the_last_fits_warnings():
+    import warnings
+
+    from bayes_raters.sampling import sample_refined
+
+    errors = {1.0: 5e-3, 0.5: 4e-4, 0.25: 1e-5}
+    built = []
+
+    def build(setting):
+        setting = 1.0 if setting is None else setting  # None: the model's default
+        built.append(setting)
+        return f"model@{setting}", setting
+
+    def sample(model):
+        warnings.warn(f"warning from {model}", UserWarning)
+        return f"idata@{model}", "report"
+
+    def error_of(idata, model, setting):
+        return errors[setting]
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, idata, report, setting, error = sample_refined(build, sample, error_of, lambda s: s / 2,
+                                                              tolerance=1e-3, refinements=2)
+    assert built == [1.0, 0.5] and setting == 0.5 and error == 4e-4 and model == "model@0.5"
+    assert [str(w.message) for w in caught] == ["warning from model@0.5"]  # the discarded fit's is held back
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        *_, setting, error = sample_refined(build, sample, error_of, lambda s: s / 2, tolerance=1e-6, refinements=1)
+    assert setting == 0.5 and error == 4e-4  # out of refinements: the caller warns

@@ -36,7 +36,7 @@ from bayes_raters.irt import plots
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 #: Flag thresholds (documented in models/irt.md).
 LOW_A = 0.5  # discrimination below this measures little ("low" on Baker's scale)
@@ -389,19 +389,15 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
     :data:`QUADRATURE_TOLERANCE` (steep items, :func:`quadrature_error`), rebuild with half the
     node spacing and sample again, up to ``refinements`` times, then warn. Returns
     ``(model, idata, report, rule, error)``."""
-    rule = None
-    for attempt in range(refinements + 1):
+    def build(rule):
         irt = build_marginal_from_table(table, model, n_options=n_options, hierarchical=hierarchical, rule=rule)
-        rule = rule or default_rule(irt["pattern_answered"].get_value())
-        with warnings.catch_warnings(record=True) as caught:  # only the kept fit's warnings reach the user
-            warnings.simplefilter("always")
-            idata, report = sample_model(irt, what=f"IRT {model} (marginal)", **settings)
-        error = quadrature_error(idata["posterior"].to_dataset(), irt, model, rule)
-        if error <= QUADRATURE_TOLERANCE or attempt == refinements:
-            break
-        rule = finer_rule(rule)
-    for warning in caught:
-        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        return irt, rule or default_rule(irt["pattern_answered"].get_value())
+
+    irt, idata, report, rule, error = sample_refined(
+        build, lambda irt: sample_model(irt, what=f"IRT {model} (marginal)", **settings),
+        lambda idata, irt, rule: quadrature_error(idata["posterior"].to_dataset(), irt, model, rule),
+        finer_rule, tolerance=QUADRATURE_TOLERANCE, refinements=refinements,
+    )
     if error > QUADRATURE_TOLERANCE:
         warnings.warn(
             f"the quadrature over theta is still off by {error:.1e} per respondent with {len(rule)} nodes "

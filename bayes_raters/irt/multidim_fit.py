@@ -27,7 +27,7 @@ from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_l
 from bayes_raters.quadrature import _logsumexp
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
 #: spacing). Looser than the unidimensional engine's 1e-6 because each refinement multiplies
@@ -276,21 +276,25 @@ def _mvn_logpdf(x, mean, chol):
 
 def sample_mirt(table, model, structure: dict, settings: dict, refinements: int = 1):
     """Sample the marginal model; refine the node spacing (times :data:`REFINE`) when the quadrature error
-    exceeds :data:`MIRT_TOLERANCE`, up to ``refinements`` times, then warn. Returns
+    exceeds :data:`MIRT_TOLERANCE`, up to ``refinements`` times
+    (:func:`bayes_raters.sampling.sample_refined`: only the kept fit's warnings reach the user), then warn. Returns
     ``(model, idata, report, spacing, error)``."""
     from bayes_raters.irt.multidim import build_mirt_model
 
-    spacing = default_spacing(table["item"].nunique(), structure["k"])
-    for attempt in range(refinements + 1):
-        mirt = build_mirt_model(table, model, dims=structure["dims"], dimensions=structure["dimensions"],
-                                anchors=structure["anchors"], n_options=structure["n_options"], spacing=spacing)
+    def build(spacing):
+        return build_mirt_model(table, model, dims=structure["dims"], dimensions=structure["dimensions"],
+                                anchors=structure["anchors"], n_options=structure["n_options"], spacing=spacing), spacing
+
+    def sample(mirt):
         checked = [v.name for v in mirt.free_RVs if v.name != "corr_cholesky"] + (["corr_pair"] if "corr_pair" in mirt else [])
-        idata, report = sample_model(mirt, what=f"IRT {model} ({structure['k']} dimensions, marginal)",
-                                     check_var_names=checked, initvals=mirt.mirt["initvals"], **settings)
-        error = quadrature_error(idata["posterior"].to_dataset(), mirt, spacing)
-        if error <= MIRT_TOLERANCE or attempt == refinements:
-            break
-        spacing *= REFINE
+        return sample_model(mirt, what=f"IRT {model} ({structure['k']} dimensions, marginal)",
+                            check_var_names=checked, initvals=mirt.mirt["initvals"], **settings)
+
+    mirt, idata, report, spacing, error = sample_refined(
+        build, sample, lambda idata, mirt, spacing: quadrature_error(idata["posterior"].to_dataset(), mirt, spacing),
+        lambda spacing: spacing * REFINE, tolerance=MIRT_TOLERANCE, refinements=refinements,
+        start=default_spacing(table["item"].nunique(), structure["k"]),
+    )
     if error > MIRT_TOLERANCE:
         warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
                       "nodes; the posterior may be slightly off (pass spacing= smaller).", QuadratureWarning, stacklevel=3)
