@@ -221,9 +221,9 @@ def fuzz_pairwise_preparation_and_builder(comparisons, scalars):
 def comparison_designs(draw):
     """5-14 valid comparisons among a, b, c, d (win, tie or loss), then usually damaged as
     :func:`designs` does. With junk frames alone the online observers reached a result in 9 of
-    150 examples in one process and 10 or more in another (the examples hypothesis generates
-    changed with the tests run before it in the same process; cause not found), so the minimum
-    of 10 held by chance."""
+    150 examples in one process and 10 or more in another (hypothesis draws constants from the
+    local modules already imported; ``tests/conftest.py`` now imports the whole package first),
+    so the minimum of 10 held by chance."""
     rows = []
     for _ in range(draw(st.integers(5, 14))):
         a, b = draw(st.sampled_from([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "a")]))
@@ -249,7 +249,7 @@ def test_wide_conversion(capsys):
 
 
 def test_true_score_builder(capsys):
-    fuzzed(fuzz_true_score_builder, capsys, build_true_score_model=3)  # 7 measured; the examples vary with the tests run before (see comparison_designs)
+    fuzzed(fuzz_true_score_builder, capsys, build_true_score_model=3)  # 7 measured
 
 
 def test_irt_validator_and_builder(capsys):
