@@ -133,11 +133,13 @@ def quantities(ranks: pd.DataFrame) -> list[str]:
 def uniformity_table(ranks: pd.DataFrame, bins: int = BINS, family_alpha: float = FAMILY_ALPHA) -> pd.DataFrame:
     """Per quantity: chi-square statistic and p-value of the binned ranks against the
     uniform, the largest distance of the rank ECDF from the uniform one, and ``fails``
-    (p below ``family_alpha`` / number of quantities)."""
+    (p below ``family_alpha`` / number of quantities). A quantity added to a configuration
+    after some simulations were saved has no rank there: it is read over the simulations that
+    have one (``n``)."""
     names = quantities(ranks)
     rows = {}
     for name in names:
-        values = ranks[name].to_numpy()
+        values = ranks[name].dropna().to_numpy().astype(int)
         counts = np.bincount(values * bins // (RANK_DRAWS + 1), minlength=bins)
         chi2, p = stats.chisquare(counts)
         pit = (values + 0.5) / (RANK_DRAWS + 1)

@@ -107,3 +107,18 @@ def test_interrupted_run_resumes_without_refitting_finished_simulations():
     calls.clear()
     run_sbc(config, 5, seed=2, done=foreign)
     assert len(calls) == 5
+
+
+def test_uniformity_table_reads_a_quantity_added_after_some_simulations():
+    """Rows saved before a configuration gained a quantity (``prmse``) have no rank for it;
+    the table reads it over the rows that have one instead of failing on the NaN."""
+    import pandas as pd
+
+    from bayes_raters.sbc import RANK_DRAWS, uniformity_table
+
+    rng = np.random.default_rng(5)
+    ranks = pd.DataFrame({"seed": range(60), "converged": True, "mu": rng.integers(0, RANK_DRAWS + 1, 60),
+                          "prmse": np.r_[np.full(15, np.nan), rng.integers(0, RANK_DRAWS + 1, 45)]})
+    table = uniformity_table(ranks)
+    assert table.loc["mu", "n"] == 60 and table.loc["prmse", "n"] == 45
+    assert 0 <= table.loc["prmse", "p_value"] <= 1
