@@ -30,6 +30,11 @@ import xarray as xr
 
 from bayes_raters.errors import PersistenceError
 
+
+def plain_value(value):
+    """A NumPy scalar (an id read from a table) as the Python value JSON can hold."""
+    return value.item() if isinstance(value, np.generic) else value
+
 CONFIG_ATTR = "bayes_raters_config"
 CHECKSUM_ATTR = "bayes_raters_checksum"
 

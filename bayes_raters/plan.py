@@ -47,7 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.results import seeded_rng, thinned_posterior
+from bayes_raters.results import check_ci_prob, seeded_rng, thinned_posterior
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,7 @@ def plan_double_scoring(
     if getattr(result, "spec", None) is None or result.spec.observation != "normal":
         raise InvalidInputError("plan from fit_true_score_model(..., observation='normal') (the default); "
                                 "the planner simulates the normal model's sufficient statistics.")
-    if not 0 < ci_prob < 1:
-        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+    check_ci_prob(ci_prob)
     extra = [int(e) for e in np.atleast_1d(extra)]
     if min(extra) < 0 or extra_single < 0:
         raise InvalidInputError(f"extra and extra_single must be >= 0; got {extra} and {extra_single}.")
@@ -158,20 +157,23 @@ def plan_double_scoring(
             errors[e, s] = simulated_errors(params[s], designs[s].plus(e, extra_single if e else 0), centers[s],
                                             np.random.default_rng([seed, e]), np.random.default_rng([seed, e, k + 1]))
     ratio = {s: now[s][0] / _spread(errors[0, s]) for s in systems}  # fit's width per unit of spread
+    differences = {pair: _difference_now(result, *pair, ci_prob) for pair in pairs}  # (width, mean) today
+    pair_ratio = {(a, b): differences[a, b][0] / _spread(errors[0, a] - errors[0, b]) for a, b in pairs}
+    n_double = {s: int((designs[s].counts > 1).sum()) for s in systems}
     rows = []
     for e in extra:
         single = extra_single if e else 0
         for s in systems:
             width = ratio[s] * _spread(errors[e, s])
-            row = {"extra_double": e, "extra_single": single, "n_double": int((designs[s].counts > 1).sum()) + e,
-                   "quantity": s, "current_width": now[s][0], "expected_width": width, "current_mean": now[s][1]}
+            row = {"extra_double": e, "extra_single": single, "n_double": n_double[s] + e, "quantity": s,
+                   "current_width": now[s][0], "expected_width": width, "current_mean": now[s][1]}
             if threshold is not None:
                 row["p_lower_above"] = _p_clears(now[s][1] - threshold, now[s][0] / (2 * z), width / (2 * z), z)
             rows.append(row)
         for a, b in pairs:
-            diff_now, mean = _difference_now(result, a, b, ci_prob)
-            width = diff_now * _spread(errors[e, a] - errors[e, b]) / _spread(errors[0, a] - errors[0, b])
-            row = {"extra_double": e, "extra_single": single, "n_double": int((designs[a].counts > 1).sum()) + e,
+            diff_now, mean = differences[a, b]
+            width = pair_ratio[a, b] * _spread(errors[e, a] - errors[e, b])
+            row = {"extra_double": e, "extra_single": single, "n_double": n_double[a] + e,
                    "quantity": f"{a} - {b}", "current_width": diff_now, "expected_width": width, "current_mean": mean}
             if threshold is not None:
                 s_now, s_d = diff_now / (2 * z), width / (2 * z)

@@ -68,6 +68,25 @@ def thinned_posterior(posterior: xr.Dataset, n_draws: int | None) -> xr.Dataset:
     return posterior.isel(draw=slice(None, None, step))
 
 
+def check_ci_prob(ci_prob: float) -> None:
+    """Refuse an interval probability outside (0, 1) (the keyword is ``ci_prob`` everywhere)."""
+    if not 0 < ci_prob < 1:
+        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+
+
+def interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.DataFrame:
+    """Posterior mean, SD and equal-tailed ``ci_prob`` interval (``lower``, ``upper``) of a
+    (chain, draw, *dims) array, one row per element of ``dims`` (a MultiIndex for several)."""
+    check_ci_prob(ci_prob)
+    tail = (1 - ci_prob) / 2
+    sample = ("chain", "draw")
+    frame = {
+        "mean": values.mean(sample), "sd": values.std(sample),
+        "lower": values.quantile(tail, sample).drop_vars("quantile"), "upper": values.quantile(1 - tail, sample).drop_vars("quantile"),
+    }
+    return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})
+
+
 def seeded_rng(random_seed) -> np.random.Generator:
     """A generator from an int, a Generator (used as it is) or None."""
     return random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
@@ -100,8 +119,7 @@ class FitResult:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default
         the quantities of :attr:`summary_var_names` that this fit has. Other keywords go to
         ``az.summary``."""
-        if not 0 < ci_prob < 1:
-            raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+        check_ci_prob(ci_prob)
         names = list(var_names) if var_names is not None else [n for n in self.summary_var_names if n in self.posterior]
         unknown = [n for n in names if n not in self.posterior]
         if unknown:

@@ -31,7 +31,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
-from bayes_raters.results import FitResult, worst_report
+from bayes_raters.results import FitResult, check_ci_prob, worst_report
 from bayes_raters.sampling import (
     ConvergenceReport,
     load_datatree,
@@ -118,8 +118,7 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def _interval_table(self, name: str, ci_prob: float) -> pd.DataFrame:
-        if not 0 < ci_prob < 1:
-            raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+        check_ci_prob(ci_prob)
         draws = self.posterior[[name]]
         eti = az.eti(draws, prob=ci_prob)[name]
         table = pd.DataFrame(

@@ -58,7 +58,7 @@ import pytensor.tensor as pt
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
-from bayes_raters.quadrature import QuadratureRule, marginal_loglik, rule_for
+from bayes_raters.quadrature import QuadratureRule, _logsumexp, marginal_loglik, rule_for
 
 
 def validate_facet_ratings(
@@ -117,6 +117,11 @@ class FacetLayout:
         return len(self.score_values)
 
     @property
+    def score_center(self) -> float:
+        """:math:`c_0`, the middle of the observed score range (the systems' calibration centre)."""
+        return float(self.score_values[0] + self.score_values[-1]) / 2
+
+    @property
     def cell(self) -> np.ndarray:
         """Row of each rating in the flattened (rater, prompt, category) axis."""
         return (self.rater * len(self.prompts) + self.prompt) * self.n_categories + self.category
@@ -135,18 +140,26 @@ def facet_layout(table: pd.DataFrame, scores: list[float]) -> FacetLayout:
     )
 
 
+def adjacent_logp(eta, a, thresholds, lib=pt):
+    r""":math:`\log P(X = k)`, k = 0 .. K - 1 on a new last axis, of the module's
+    adjacent-category model from :math:`\eta = a_r(\theta - b_j - \delta_r)` and :math:`a_r`
+    (broadcasting with ``eta``): :math:`k\eta - a_r \sum_{v \le k} \tau_v`, normalised over k.
+    The one place the model's category probabilities are written; NumPy (``lib=np``) or
+    PyTensor."""
+    steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])  # sum_{v <= k} tau_v
+    k = np.arange(steps.shape[0]) if lib is np else pt.arange(steps.shape[0])
+    logits = k * eta[..., None] - a[..., None] * steps
+    if lib is np:
+        return logits - _logsumexp(logits, axis=-1, keepdims=True)
+    return logits - pt.logsumexp(logits, axis=-1, keepdims=True)
+
+
 def category_table(a, location, thresholds, theta, lib=pt):
     r""":math:`\log P(X = k \mid \theta)` for every rater and prompt (raters, prompts, K,
     len(theta)): ``a`` (raters,), ``location`` (raters, prompts) = :math:`b_j + \delta_r`,
     ``thresholds`` (K - 1,). NumPy (``lib=np``) or PyTensor."""
     eta = a[:, None, None] * (theta[None, None, :] - location[:, :, None])  # (R, J, Q)
-    steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])  # sum_{v <= k} tau_v, k = 0..K-1
-    k = np.arange(steps.shape[0]) if lib is np else pt.arange(steps.shape[0])
-    logits = k[None, None, :, None] * eta[:, :, None, :] - (a[:, None, None, None] * steps[None, None, :, None])
-    if lib is np:
-        top = logits.max(axis=2, keepdims=True)
-        return logits - (top + np.log(np.exp(logits - top).sum(axis=2, keepdims=True)))
-    return logits - pt.logsumexp(logits, axis=2, keepdims=True)
+    return adjacent_logp(eta, a[:, None, None], thresholds, lib).transpose(0, 1, 3, 2)
 
 
 def true_score_curve(log_p, score_values, unit_prompts, lib=pt):
@@ -209,12 +222,11 @@ def facet_priors(layout: FacetLayout, consistency: bool):
 
 def system_priors(layout: FacetLayout):
     """alpha, beta, tau of each system, as in the true-score model, scaled to the score range."""
-    low, high = layout.score_values[0], layout.score_values[-1]
-    width, center = high - low, (high + low) / 2
-    alpha = pm.Normal("alpha", center, width / 2, dims="system")
+    width = layout.score_values[-1] - layout.score_values[0]
+    alpha = pm.Normal("alpha", layout.score_center, width / 2, dims="system")
     beta = pm.Normal("beta", 1.0, 1.0, dims="system")
     tau = pm.Gamma("tau", alpha=2.0, beta=2.0 / (width / 8), dims="system")
-    return alpha, beta, tau, center
+    return alpha, beta, tau
 
 
 def system_node_loglik(true_nodes, values, mask, alpha, beta, tau, center, lib=pt):
@@ -254,9 +266,9 @@ def build_facets_model(
         log_p = category_table(a, location, thresholds, nodes)
         node_ll = rating_node_loglik(log_p, layout, len(rule))
         if arrays is not None:
-            alpha, beta, tau, center = system_priors(layout)
+            alpha, beta, tau = system_priors(layout)
             true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts)
-            node_ll = node_ll + system_node_loglik(true_nodes, arrays[0], arrays[1], alpha, beta, tau, center)
+            node_ll = node_ll + system_node_loglik(true_nodes, arrays[0], arrays[1], alpha, beta, tau, layout.score_center)
         pm.Potential("marginal_loglik", marginal_loglik(node_ll, rule.log_weights).sum())
     model.facets = {"layout": layout, "table": table, "scores": scores, "systems": systems, "arrays": arrays,
                     "rule": rule, "consistency": consistency}

@@ -16,8 +16,15 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bayes_raters.irt.facets import FacetLayout, category_table, rating_node_loglik, system_node_loglik, true_score_curve
-from bayes_raters.quadrature import QuadratureRule, _logsumexp, draw_conditional, marginal_loglik
+from bayes_raters.irt.facets import (
+    FacetLayout,
+    adjacent_logp,
+    category_table,
+    rating_node_loglik,
+    system_node_loglik,
+    true_score_curve,
+)
+from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik
 
 
 def draw_parameters(stacked: xr.Dataset, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -32,17 +39,17 @@ def rating_logits(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray
     """Log-probabilities of every category for every rating at its unit's ability ``z``
     (ratings, K)."""
     r, j = layout.rater, layout.prompt
-    eta = a[r] * (z[layout.unit] - location[r, j])
-    steps = np.concatenate([[0.0], np.cumsum(thresholds)])
-    logits = np.arange(len(steps))[None, :] * eta[:, None] - a[r][:, None] * steps[None, :]
-    return logits - _logsumexp(logits, axis=-1, keepdims=True)
+    return adjacent_logp(a[r] * (z[layout.unit] - location[r, j]), a[r], thresholds, lib=np)
+
+
+def draw_categories(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One category per row of the probabilities ``p`` (rows, K), by inverting the CDF."""
+    return (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
 
 
 def true_scores_at(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray:
     """:math:`T_i(z_i)` for every unit at its own ``z`` (units,): expected score over the
     raters, averaged over the unit's prompts."""
-    steps = np.concatenate([[0.0], np.cumsum(thresholds)])
-    k = np.arange(len(steps))
     out = np.zeros(len(z))
     for j in range(layout.unit_prompts.shape[1]):
         weight = layout.unit_prompts[:, j]
@@ -50,8 +57,7 @@ def true_scores_at(a, location, thresholds, z, layout: FacetLayout) -> np.ndarra
         if len(rows) == 0:
             continue
         eta = a[None, :] * (z[rows, None] - location[None, :, j])  # (units_j, R)
-        logits = k[None, None, :] * eta[:, :, None] - (a[:, None] * steps[None, :])[None]
-        p = np.exp(logits - _logsumexp(logits, axis=-1, keepdims=True))
+        p = np.exp(adjacent_logp(eta, a[None, :], thresholds, lib=np))  # (units_j, R, K)
         out[rows] += weight[rows] * (p @ layout.score_values).mean(axis=1)
     return out
 
@@ -62,12 +68,12 @@ def system_terms(stacked: xr.Dataset, s: int):
     return one["alpha"].values, one["beta"].values, one["tau"].values
 
 
-def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: QuadratureRule, arrays, center: float,
+def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: QuadratureRule, arrays,
                       rng: np.random.Generator, mh_steps: int = 2):
     """For every sample: each unit's marginal log-likelihood (samples, units), an exact
     conditional draw of its ability and its true score (samples, units); and the mean MH
     acceptance rate."""
-    n = stacked.sizes["sample"]
+    n, center = stacked.sizes["sample"], layout.score_center
     units = len(layout.responses)
     log_lik, theta, true = np.empty((n, units)), np.empty((n, units)), np.empty((n, units))
     rates = []

@@ -27,9 +27,16 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.facets import build_facets_model, facet_layout
-from bayes_raters.irt.facets_draws import conditional_draws, fit_statistics, prmse_draws, rating_logits
-from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult, thinned_posterior
+from bayes_raters.irt.facets_draws import (
+    conditional_draws,
+    draw_categories,
+    draw_parameters,
+    fit_statistics,
+    prmse_draws,
+    rating_logits,
+)
+from bayes_raters.persistence import load_datatree, plain_value, save_datatree
+from bayes_raters.results import FitResult, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 ERRATIC_MEAN_SQUARE = 1.5
@@ -37,16 +44,6 @@ PREDICTABLE_MEAN_SQUARE = 0.5
 ERRATIC_CONSISTENCY = 0.6
 ERRATIC_PROBABILITY = 0.9
 FIT_DRAWS = 200  # posterior draws behind the fit statistics
-
-
-def _eti(values: xr.DataArray, ci_prob: float, dim: str) -> pd.DataFrame:
-    """Mean, SD and equal-tailed interval of a (chain, draw, dim) array, one row per ``dim``."""
-    tail = (1 - ci_prob) / 2
-    over = ("chain", "draw")
-    return pd.DataFrame({
-        "mean": values.mean(over).values, "sd": values.std(over).values,
-        "lower": values.quantile(tail, over).values, "upper": values.quantile(1 - tail, over).values,
-    }, index=pd.Index(values[dim].values, name=dim))
 
 
 @dataclass(repr=False)
@@ -82,8 +79,8 @@ class FacetsResult(FitResult):
         (mean, ``ci_prob`` interval), ``p_inconsistent`` (module docstring), infit and
         outfit mean squares (posterior mean and interval, from about ``n_draws`` draws), worst
         R-hat and bulk ESS of its parameters, ``flag`` and ``severity_flag`` (module docstring)."""
-        _check_prob(ci_prob)
-        severity, a = _eti(self.posterior["severity"], ci_prob, "rater"), _eti(self.posterior["a"], ci_prob, "rater")
+        severity = interval_table(self.posterior["severity"], ci_prob, ("rater",))
+        a = interval_table(self.posterior["a"], ci_prob, ("rater",))
         frame = pd.DataFrame(index=severity.index)
         frame["n_ratings"] = self.table.groupby("rater", sort=False).size()
         frame["mean_score"] = self.table.groupby("rater", sort=False)["score"].mean()
@@ -109,8 +106,7 @@ class FacetsResult(FitResult):
 
     def prompt_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per prompt: responses, ratings, mean score, difficulty (mean, SD, interval)."""
-        _check_prob(ci_prob)
-        frame = _eti(self.posterior["difficulty"], ci_prob, "prompt").add_prefix("difficulty_")
+        frame = interval_table(self.posterior["difficulty"], ci_prob, ("prompt",)).add_prefix("difficulty_")
         grouped = self.table.groupby("prompt", sort=False)
         frame.insert(0, "mean_score", grouped["score"].mean())
         frame.insert(0, "n_ratings", grouped.size())
@@ -119,25 +115,22 @@ class FacetsResult(FitResult):
 
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per threshold of the shared rating scale (between two adjacent scores)."""
-        _check_prob(ci_prob)
-        return _eti(self.posterior["thresholds"], ci_prob, "threshold")
+        return interval_table(self.posterior["thresholds"], ci_prob, ("threshold",))
 
     def response_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per response: ability theta and true score (mean, SD, interval) and its
         number of ratings."""
-        _check_prob(ci_prob)
-        theta = _eti(self.posterior["theta"], ci_prob, "response").add_prefix("theta_")
-        true = _eti(self.posterior["true_score"], ci_prob, "response").add_prefix("true_score_")
+        theta = interval_table(self.posterior["theta"], ci_prob, ("response",)).add_prefix("theta_")
+        true = interval_table(self.posterior["true_score"], ci_prob, ("response",)).add_prefix("true_score_")
         frame = theta.join(true)
         frame["n_ratings"] = self.table.groupby("response", sort=False).size()
         return frame
 
     def prmse_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """PRMSE of every system against the true score (mean, SD, interval), from the draws."""
-        _check_prob(ci_prob)
         if "prmse" not in self.posterior:
             raise InvalidInputError("PRMSE needs system scores: fit_facets(ratings, system_scores=...).")
-        return _eti(self.posterior["prmse"], ci_prob, "system")
+        return interval_table(self.posterior["prmse"], ci_prob, ("system",))
 
     def loo(self):
         """``az.loo`` over responses (each response's ratings and system scores, theta
@@ -171,7 +164,7 @@ class FacetsResult(FitResult):
     def save(self, path: str | Path) -> Path:
         """Write the whole result (groups, ratings, scores, systems, convergence) to one
         netCDF file with a checksum."""
-        systems = None if self.systems is None else {c: [_plain(v) for v in self.systems[c]] for c in self.systems}
+        systems = None if self.systems is None else {c: [plain_value(v) for v in self.systems[c]] for c in self.systems}
         config = {"scores": self.scores, "systems": systems, "consistency": self.consistency,
                   "report": self.report.to_dict()}
         return save_datatree(self.idata, path, config)
@@ -193,22 +186,11 @@ class FacetsResult(FitResult):
         stacked, layout = draws.stack(sample=("chain", "draw")), self.layout
         out = np.empty((stacked.sizes["sample"], len(self.table)), dtype=np.int16)
         for s in range(stacked.sizes["sample"]):
-            one = stacked.isel(sample=s)
-            location = one["severity"].values[:, None] + one["difficulty"].values[None, :]
-            p = np.exp(rating_logits(one["a"].values, location, one["thresholds"].values, one["theta"].values, layout))
-            out[s] = (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+            theta = stacked["theta"].isel(sample=s).values
+            out[s] = draw_categories(np.exp(rating_logits(*draw_parameters(stacked, s), theta, layout)), rng)
         shape = (draws.sizes["chain"], draws.sizes["draw"], len(self.table))
         coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
         return xr.Dataset({"category": (("chain", "draw", "rating"), out.reshape(shape))}, coords=coords)
-
-
-def _check_prob(ci_prob: float) -> None:
-    if not 0 < ci_prob < 1:
-        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def fit_facets(
@@ -233,9 +215,8 @@ def fit_facets(
     posterior = idata["posterior"].to_dataset()
     stacked = posterior.stack(sample=("chain", "draw"))
     seed = None if random_seed is None else [int(random_seed), 23]
-    center = (info["scores"][0] + info["scores"][-1]) / 2
     log_lik, theta, true, rate = conditional_draws(
-        stacked, info["layout"], info["rule"], info["arrays"], center, np.random.default_rng(seed)
+        stacked, info["layout"], info["rule"], info["arrays"], np.random.default_rng(seed)
     )
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values}

@@ -17,7 +17,7 @@ import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.facets import FacetLayout
-from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
+from bayes_raters.irt.facets_draws import draw_categories, rating_logits, true_scores_at
 
 
 def simulate_facet_ratings(
@@ -51,7 +51,7 @@ def simulate_facet_ratings(
     )
     location = severity[:, None] + difficulty[None, :]
     p = np.exp(rating_logits(a, location, thresholds, theta, layout))
-    category = (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+    category = draw_categories(p, rng)
     ratings = pd.DataFrame({"response": layout.responses[unit], "prompt": layout.prompts[layout.prompt],
                             "rater": layout.raters[layout.rater], "score": category + 1})
     true = true_scores_at(a, location, thresholds, theta, layout)

@@ -49,6 +49,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.diagnostics import item_parameters
 from bayes_raters.irt.model import irt_probability
 from bayes_raters.irt.polytomous import category_logp
+from bayes_raters.results import check_ci_prob
 
 #: Default thresholds of a flag: posterior predictive p-value and excess correlation.
 ALPHA, MIN_EXCESS = 0.05, 0.1
@@ -122,8 +123,7 @@ def check_thresholds(alpha: float, min_excess: float, ci_prob: float) -> None:
         raise InvalidInputError(f"alpha must lie in (0, 1), got {alpha}.")
     if not -1 <= min_excess < 1:
         raise InvalidInputError(f"min_excess must lie in [-1, 1), got {min_excess}.")
-    if not 0 < ci_prob < 1:
-        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+    check_ci_prob(ci_prob)
 
 
 def wide_answers(table: pd.DataFrame, value: str, respondents, items) -> np.ndarray:

@@ -26,7 +26,7 @@ from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_loglik
 from bayes_raters.quadrature import _logsumexp
 from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult
+from bayes_raters.results import FitResult, interval_table
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
@@ -80,7 +80,7 @@ class MultidimensionalIRTResult(FitResult):
                 other = scaled.rename(dimension="dimension_other")
                 variance = (scaled * corr * other).sum(("dimension", "dimension_other"))
             a = scaled / np.sqrt(1 + variance)
-        table = _interval_table(a, ci_prob, ("item", "dimension"))
+        table = interval_table(a, ci_prob, ("item", "dimension"))
         table["anchor"] = [self.anchors is not None and item == self.anchors[self.dimensions.index(dim)]
                            for item, dim in table.index]
         table["fixed_zero"] = (a.std(("chain", "draw")) == 0).to_series().reindex(table.index).to_numpy()
@@ -96,7 +96,7 @@ class MultidimensionalIRTResult(FitResult):
         parts = {"d": post["d"], "mdisc": norm, "mdiff": -post["d"] / norm}
         if "c" in post:
             parts["c"] = post["c"]
-        table = pd.concat([_interval_table(v, ci_prob, ("item",)).add_prefix(f"{k}_") for k, v in parts.items()], axis=1)
+        table = pd.concat([interval_table(v, ci_prob, ("item",)).add_prefix(f"{k}_") for k, v in parts.items()], axis=1)
         names = [v for v in ("a", "d", "c") if v in post]
         per_item = lambda stat, reduce: pd.concat(  # noqa: E731
             [getattr(stat[v], reduce)([x for x in stat[v].dims if x != "item"]).to_series() for v in names], axis=1)
@@ -114,14 +114,14 @@ class MultidimensionalIRTResult(FitResult):
         if "corr" not in self.posterior:
             raise InvalidInputError("the exploratory model fixes the abilities' correlation at 0 (theta ~ N(0, I)); "
                                     "fit with dimensions={item: name} to estimate correlations.")
-        table = _interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other"))
+        table = interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other"))
         names = self.dimensions
         keep = [names.index(i) < names.index(j) for i, j in table.index]
         return table[keep]
 
     def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """Posterior mean, sd and interval of every respondent's ability on every dimension."""
-        return _interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension"))
+        return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension"))
 
     def save(self, path) -> Path:
         """Write the whole result to one netCDF file with a checksum; read it back with :meth:`load`."""
@@ -158,18 +158,6 @@ class MultidimensionalIRTResult(FitResult):
             p = c + (1 - c) * p
         coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
         return xr.Dataset({"correct": (("chain", "draw", "answer"), (rng.random(p.shape) < p).astype(np.int8))}, coords=coords)
-
-
-def _interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.DataFrame:
-    if not 0 < ci_prob < 1:
-        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
-    tail = (1 - ci_prob) / 2
-    sample = ("chain", "draw")
-    frame = {
-        "mean": values.mean(sample), "sd": values.std(sample),
-        "lower": values.quantile(tail, sample).drop_vars("quantile"), "upper": values.quantile(1 - tail, sample).drop_vars("quantile"),
-    }
-    return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})
 
 
 def item_arrays(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:

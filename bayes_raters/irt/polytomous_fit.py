@@ -26,9 +26,9 @@ from bayes_raters.irt.polytomous import (
 )
 from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.plots import plot_test_information
-from bayes_raters.persistence import load_datatree, save_datatree
+from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
-from bayes_raters.results import FitResult, thinned_posterior
+from bayes_raters.results import FitResult, check_ci_prob, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 
@@ -60,7 +60,7 @@ class PolytomousResult(FitResult):
     def save(self, path: str | Path) -> Path:
         """Write the whole result (posterior, sample stats, log-likelihood, ratings, the
         categories of every item, convergence) to one netCDF file with a checksum."""
-        config = {"model": self.model, "categories": [[_plain(i), v] for i, v in self.categories.items()],
+        config = {"model": self.model, "categories": [[plain_value(i), v] for i, v in self.categories.items()],
                   "report": self.report.to_dict()}
         return save_datatree(self.idata, path, config)
 
@@ -81,8 +81,7 @@ class PolytomousResult(FitResult):
         ``ci_prob`` interval of ``a``, the posterior mean of each threshold (``b_1`` ..), worst
         R-hat and bulk ESS of its parameters, the mean observed category, and the posterior mean
         item information at ``theta_points`` (``info_at_0``, ...)."""
-        if not 0 < ci_prob < 1:
-            raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+        check_ci_prob(ci_prob)
         tail = (1 - ci_prob) / 2
         a = self.posterior["a"]
         frame = pd.DataFrame({
@@ -198,11 +197,6 @@ class PolytomousResult(FitResult):
                 out[c, d] = chosen
         coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
         return xr.Dataset({"category": (("chain", "draw", "rating"), out)}, coords=coords)
-
-
-def _plain(value):
-    """A numpy scalar id as the Python value JSON can hold."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2):

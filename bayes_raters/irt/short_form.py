@@ -28,9 +28,9 @@ import xarray as xr
 from threadpoolctl import threadpool_limits
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.diagnostics import PARAMETERS, item_information, item_parameters
+from bayes_raters.irt.diagnostics import PARAMETERS, expected_a_posteriori, item_information, item_parameters
 from bayes_raters.irt.model import irt_probability
-from bayes_raters.results import thinned_posterior
+from bayes_raters.results import check_ci_prob, thinned_posterior
 
 GRID = np.linspace(-4.0, 4.0, 81)
 
@@ -56,12 +56,11 @@ def expected_information(params: dict, theta_range=None) -> np.ndarray:
 
 
 def eap_scores(answers: np.ndarray, a, b, c, d) -> np.ndarray:
-    """EAP of theta (N(0, 1) prior, grid) for each respondent; ``answers`` (respondents, items)."""
-    p = np.clip(irt_probability(GRID[None, :], a[:, None], b[:, None], c[:, None], d[:, None], lib=np), 1e-12, 1 - 1e-12)
-    log_post = answers @ np.log(p) + (1 - answers) @ np.log1p(-p) - 0.5 * GRID**2
-    log_post -= log_post.max(axis=1, keepdims=True)
-    weights = np.exp(log_post)
-    return (weights @ GRID) / weights.sum(axis=1)
+    """EAP of theta (N(0, 1) prior, on :data:`GRID`) for each respondent, with one set of item
+    parameters; ``answers`` (respondents, items). The posterior on the grid is
+    :func:`bayes_raters.irt.diagnostics.expected_a_posteriori`'s."""
+    weights, grid = expected_a_posteriori(answers, *(np.asarray(v)[None, :] for v in (a, b, c, d)), GRID)
+    return weights[0] @ grid
 
 
 def reliability_draws(params: dict, items: np.ndarray, n_respondents: int, rng: np.random.Generator) -> np.ndarray:
@@ -91,8 +90,7 @@ def short_form(
     lower, upper of the chosen form)."""
     if (k is None) == (target_reliability is None):
         raise InvalidInputError("give either k= (number of items) or target_reliability= (e.g. 0.8).")
-    if not 0 < ci_prob < 1:
-        raise InvalidInputError(f"ci_prob must lie in (0, 1), got {ci_prob}.")
+    check_ci_prob(ci_prob)
     items = np.asarray(result.posterior["item"].values)
     if k is not None and not 1 <= k <= len(items):
         raise InvalidInputError(f"k must lie between 1 and the bank's {len(items)} items, got {k}.")
