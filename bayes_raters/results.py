@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from typing import ClassVar
 
 import arviz as az
@@ -66,6 +67,15 @@ def thinned_posterior(posterior: xr.Dataset, n_draws: int | None) -> xr.Dataset:
     total = posterior.sizes["chain"] * posterior.sizes["draw"]
     step = 1 if n_draws is None else max(1, math.ceil(total / n_draws))
     return posterior.isel(draw=slice(None, None, step))
+
+
+def quiet_loo(idata: xr.DataTree, reff: float | None = None):
+    """``az.loo(idata, pointwise=True)`` without ArviZ's warning about high Pareto k: for the
+    results that report the share of high-k observations themselves (IRT item tables, the
+    multidimensional model's structure check), where the warning would repeat per call."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
+        return az.loo(idata, pointwise=True, reff=reff)
 
 
 def check_ci_prob(ci_prob: float) -> None:

@@ -141,9 +141,16 @@ def test_pairwise_command_bayes_and_online(tmp_path, capsys):
     capsys.readouterr()
     names = ["--item-a-column", "system_a", "--item-b-column", "system_b", "--outcome-column", "result"]
     truth = {f"sys_{c}": k for k, c in enumerate("ABCDEFGH")}
-    args = ["pairwise", str(tmp_path / "comparisons.csv"), *names, "--draws", "300", "--tune", "300", "--seed", "1", "--json"]
+    args = ["pairwise", str(tmp_path / "comparisons.csv"), *names, "--draws", "300", "--tune", "300", "--seed", "1", "--json",
+            "--plan", "50", "100", "--top-k", "2", "--batch", "10"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
+    plan = pd.DataFrame(out["plan"])  # --plan: the planner's table, its stopping rule and the next batch
+    assert sorted(set(plan["extra"])) == [0, 50, 100] and set(plan["strategy"]) == {"bald", "random"}
+    widths = plan.pivot(index="extra", columns="strategy", values="rank_width")
+    assert (widths.loc[100] < widths.loc[0]).all(), widths  # 8 items: ranks are coarse, so not every step narrows
+    assert 0 <= out["p_top_k_now"] <= 1 and len(out["next_pairs"]) == 10 and out["stop_prob"] == 0.9
+    assert out["comparisons_to_stop"] in (None, 0, 50, 100)
     assert out["method"] == "bayes" and len(out["items"]) == 8
     assert set(out["convergence"]) >= {"converged", "max_r_hat", "min_ess_bulk", "divergences"}
     means = {row["item"]: row["mean"] for row in out["items"]}
@@ -158,6 +165,17 @@ def test_pairwise_command_bayes_and_online(tmp_path, capsys):
     unnamed = [c for c in counts if c not in ("--count-column", "n")]
     assert main(unnamed) == 2  # a count column left unnamed is refused, with the flag that uses it
     assert "Name it with --count-column n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, message", [(["--plan", "-5"], "--plan takes numbers >= 0"),
+                                            (["--plan", "10", "--method", "trueskill"], "--plan needs --method bayes")])
+def test_pairwise_plan_options_are_checked_before_the_fit(tmp_path, capsys, flags, message):
+    assert main(["example", str(tmp_path)]) == 0
+    capsys.readouterr()
+    names = ["--item-a-column", "system_a", "--item-b-column", "system_b", "--outcome-column", "result"]
+    assert main(["pairwise", str(tmp_path / "comparisons.csv"), *names, *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
 
 
 def test_pairwise_column_keywords_name_missing_columns():

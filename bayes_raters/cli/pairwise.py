@@ -37,6 +37,15 @@ def add_parser(commands, command) -> None:
         help="model a tie band: auto when the file holds a tie; no for tie-free data (Bradley-Terry)",
     )
     bayes.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
+    bayes.add_argument(
+        "--plan", type=int, nargs="+", default=None, metavar="N",
+        help="also plan N more comparisons (BALD batches vs random pairs): expected Spearman, rank-interval "
+             "width and P(top-k set stable); and list the next pairs to judge",
+    )
+    bayes.add_argument("--batch", type=int, default=25, metavar="B", help="comparisons per BALD batch in --plan")
+    bayes.add_argument("--top-k", type=int, default=3, metavar="K", help="size of the top set in --plan's stopping rule")
+    bayes.add_argument("--stop-prob", type=float, default=0.9, metavar="P",
+                       help="--plan's stopping rule: stop when the top-k set is stable with this probability")
     sampler_options(bayes, draws=1000)
     output_options(pairwise)
 
@@ -55,9 +64,44 @@ def _online_table(table, args: argparse.Namespace):
     return table[["item_a", "item_b", "outcome"]]
 
 
+def check_plan_options(args: argparse.Namespace) -> None:
+    """--plan's options, checked before the fit."""
+    from bayes_raters.errors import InvalidInputError
+
+    if args.plan is None:
+        return
+    if args.method != "bayes":
+        raise InvalidInputError("--plan needs --method bayes (it plans from the posterior).")
+    if min(args.plan) < 0 or args.batch < 1 or args.top_k < 1 or not 0 < args.stop_prob <= 1:
+        raise InvalidInputError("--plan takes numbers >= 0, --batch and --top-k numbers >= 1, --stop-prob a probability in (0, 1].")
+
+
+def _with_plan(output: Output, result, args: argparse.Namespace) -> Output:
+    """Add the plan, its stopping rule and the next BALD batch to a fit's output."""
+    from bayes_raters.cli.commands import records, text_table
+    from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, top_k_probability
+
+    table = plan_pairwise(result, [0, *args.plan], batch=args.batch, top_k=args.top_k, ci_prob=args.ci, random_seed=args.seed)
+    columns = ["strategy", "extra", "spearman", "rank_width", "p_top_k", "top_k_correct"]
+    now = top_k_probability(result, args.top_k)
+    stop = comparisons_to_stop(table, args.stop_prob)
+    next_pairs = result.next_pairs(args.batch)
+    verdict = (f"P(top-{args.top_k} set stable) now {now:.2f}: "
+               + ("stop, it reaches --stop-prob" if now >= args.stop_prob else
+                  f"expected to reach {args.stop_prob:g} after {stop} more BALD comparisons" if stop is not None else
+                  f"not expected to reach {args.stop_prob:g} within --plan {max(args.plan)}"))
+    text = (output.text + "\n\nplan (expected, ranks from the posterior of the abilities):\n"
+            + text_table(table[columns].set_index(["strategy", "extra"]), 3) + "\n\n" + verdict
+            + f"\n\nnext {args.batch} pairs (BALD):\n" + text_table(next_pairs.set_index("item_a"), 3))
+    data = dict(output.data, plan=records(table.set_index("strategy"), "strategy"), p_top_k_now=now,
+                stop_prob=args.stop_prob, comparisons_to_stop=stop, next_pairs=next_pairs.to_dict(orient="records"))
+    return Output(text, data, dict(output.tables, plan=table, next_pairs=next_pairs))
+
+
 def pairwise(args: argparse.Namespace) -> Output:
     from bayes_raters.cli.commands import records, text_table, convergence_record
 
+    check_plan_options(args)
     table = read_table(args.comparisons, args)
     if args.method == "bayes":
         from bayes_raters.pairwise import fit_pairwise_model  # imports PyMC: only when asked
@@ -71,7 +115,8 @@ def pairwise(args: argparse.Namespace) -> Output:
             )
         items = result.item_table(ci_prob=args.ci)
         data = {"method": "bayes", "items": records(items, "item"), "convergence": convergence_record(result.convergence)}
-        return Output(text_table(items, 3), data, {"items": items})
+        output = Output(text_table(items, 3), data, {"items": items})
+        return _with_plan(output, result, args) if args.plan else output
     from bayes_raters import pairwise as methods
 
     table = _online_table(table, args)

@@ -35,7 +35,7 @@ from bayes_raters.irt.marginal import (
 from bayes_raters.irt import plots
 from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult, thinned_posterior
+from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 #: Flag thresholds (documented in models/irt.md).
@@ -90,7 +90,7 @@ class IRTResult(FitResult):
         marginal method from the conditional theta draws, see :func:`answer_pareto_k`)."""
         if "loo_k" not in self._cache:
             if self.method == "joint":
-                k = np.asarray(_quiet_loo(self.idata).pareto_k).ravel()
+                k = np.asarray(quiet_loo(self.idata).pareto_k).ravel()
             else:
                 k = answer_pareto_k(self.posterior, self.table, LOG_LIK_DRAWS)
             k = pd.Series(k, index=self.table["item"].to_numpy())
@@ -101,7 +101,7 @@ class IRTResult(FitResult):
         """``az.loo`` of the fitted model: over respondents (marginal log-likelihood) for the
         marginal method, over answers for the joint one (thinned to 400 draws)."""
         if "loo" not in self._cache:
-            self._cache["loo"] = _quiet_loo(self.idata)
+            self._cache["loo"] = quiet_loo(self.idata)
         return self._cache["loo"]
 
     def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0), random_seed=0) -> pd.DataFrame:
@@ -255,12 +255,6 @@ class IRTResult(FitResult):
         return plots.plot_information(self.posterior, ax, ci_prob)
 
 
-def _quiet_loo(idata: xr.DataTree, reff: float | None = None):
-    with warnings.catch_warnings():  # high k is reported per item in item_table()
-        warnings.filterwarnings("ignore", message=".*shape parameter of Pareto.*")
-        return az.loo(idata, pointwise=True, reff=reff)
-
-
 def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chunk: int = 100_000) -> np.ndarray:
     r"""LOO Pareto-k of every answer from (thinned) draws of theta and the item parameters:
     :math:`\log p(y_{ij} \mid \theta_i, a_j, b_j, c_j, d_j)` per draw, in chunks of answers
@@ -278,7 +272,7 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
         p = np.clip(irt_probability(theta[..., i], a[..., j], b[..., j], c[..., j], d[..., j], lib=np), 1e-300, 1 - 1e-16)
         log_lik = np.where(obs == 1, np.log(p), np.log1p(-p))
         tree = xr.DataTree.from_dict({"log_likelihood": xr.Dataset({"correct": (("chain", "draw", "answer"), log_lik)})})
-        out.append(np.asarray(_quiet_loo(tree, reff=1.0).pareto_k).ravel())  # thinned draws: ~independent
+        out.append(np.asarray(quiet_loo(tree, reff=1.0).pareto_k).ravel())  # thinned draws: ~independent
     return np.concatenate(out)
 
 

@@ -26,7 +26,7 @@ from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_loglik
 from bayes_raters.quadrature import _logsumexp
 from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult, interval_table
+from bayes_raters.results import FitResult, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
@@ -141,9 +141,7 @@ class MultidimensionalIRTResult(FitResult):
 
     def loo(self):
         """``az.loo`` over respondents (each respondent's marginal log-likelihood)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return az.loo(self.idata)
+        return quiet_loo(self.idata)
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated answers from each draw's theta and item parameters."""

@@ -4,12 +4,15 @@ Online methods (Sakaguchi & Van Durme 2018): :class:`TrueSkill`, :class:`Bounded
 (bounded ranking aggregation), :class:`EASL` and :class:`DirectAssessment`, with HIT
 selection by match quality; HIT conversion helpers; simulated annotators and the paper's
 efficiency experiment (:mod:`bayes_raters.pairwise.simulate`); the Bayesian beta-latent
-model (:func:`fit_pairwise_model`) and second-stage pair designs (:func:`neighbour_pairs`).
+model (:func:`fit_pairwise_model`), second-stage pair designs (:func:`neighbour_pairs`) and the
+planner of further comparisons (:func:`plan_pairwise`, :func:`top_k_probability`,
+:func:`comparisons_to_stop`, :func:`plot_pairwise_plan`).
 """
 
 from bayes_raters.pairwise.design import neighbour_pairs
 from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise_model
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
+from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, plot_pairwise_plan, top_k_probability
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
 from bayes_raters.pairwise.simulate import (
     ElicitationExperiment,
@@ -29,12 +32,16 @@ __all__ = [
     "PairwiseResult",
     "SimulatedAnnotator",
     "TrueSkill",
+    "comparisons_to_stop",
     "fit_pairwise_model",
     "hits_to_pairs",
     "hits_to_scalars",
     "latent_values",
     "neighbour_pairs",
     "outcome_probabilities",
+    "plan_pairwise",
+    "plot_pairwise_plan",
     "run_elicitation_experiment",
     "simulate_judgements",
+    "top_k_probability",
 ]

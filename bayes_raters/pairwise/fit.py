@@ -16,17 +16,12 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
-from bayes_raters.pairwise.simulate import outcome_probabilities
+from bayes_raters.pairwise.plan import ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
-
-
-def _entropy(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 1e-12, 1.0)
-    return -(p * np.log(p)).sum(axis=-1)
 
 
 #: The model's observed variables, one per kind of judgement.
@@ -219,25 +214,14 @@ class PairwiseResult(FitResult):
         """Pairs whose outcome would tell most about s: the mutual information between the
         next outcome and the parameters (BALD), H[E p] - E H[p], over posterior draws, for
         the ``n_anchors`` items of highest posterior variance paired with every item. This
-        is the posterior counterpart of RA's variance + match-quality rule."""
-        posterior = self.posterior
-        if "lambda" not in posterior:
-            raise InvalidInputError("next_pairs needs a fit with pairwise comparisons (lambda).")
+        is the posterior counterpart of RA's variance + match-quality rule. Scored on the
+        abilities u = lambda s, which carry the outcome (:func:`~bayes_raters.pairwise.plan.bald_scores`);
+        :func:`~bayes_raters.pairwise.plan.plan_pairwise` predicts what batches of them will gain."""
+        u, eps = ability_draws(self, "next_pairs")
         rng = np.random.default_rng(random_seed)
-        draws = self._s_draws
-        pick = rng.choice(draws.shape[0], size=min(SELECTION_DRAWS, draws.shape[0]), replace=False)
-        s = draws[pick]
-        lam = posterior["lambda"].stack(sample=("chain", "draw")).to_numpy()[pick]
-        eps = posterior["epsilon"].stack(sample=("chain", "draw")).to_numpy()[pick] if "epsilon" in posterior else np.zeros(len(pick))
-        anchors = np.argsort(-s.var(axis=0))[: min(n_anchors, s.shape[1])]
-        i, j = np.meshgrid(anchors, np.arange(s.shape[1]), indexing="ij")
-        keep = i != j
-        i, j = i[keep], j[keep]
-        p = outcome_probabilities(s[:, i], s[:, j], lam[:, None], eps[:, None], self.link)
-        score = _entropy(p.mean(axis=0)) - _entropy(p).mean(axis=0)
+        pick = rng.choice(u.shape[0], size=min(SELECTION_DRAWS, u.shape[0]), replace=False)
+        i, j, score = bald_scores(u[pick], eps[pick], self.link, n_anchors)
         table = pd.DataFrame({"item_a": self.data.items[i], "item_b": self.data.items[j], "information": score})
-        key = table[["item_a", "item_b"]].apply(lambda r: tuple(sorted(map(str, r))), axis=1)
-        table = table.loc[~key.duplicated()].sort_values("information", ascending=False)
         return table.head(n_pairs).reset_index(drop=True)
 
 
