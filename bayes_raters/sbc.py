@@ -152,8 +152,15 @@ def uniformity_table(ranks: pd.DataFrame, bins: int = BINS, family_alpha: float 
 
 def as_datatree(ranks: pd.DataFrame) -> xr.DataTree:
     """PIT values (rank + 1/2) / (L + 1) in a ``prior_sbc`` group with dim ``sample``, the
-    layout ``az.plot_ecdf_pit`` reads."""
-    data = {name: ("sample", (ranks[name].to_numpy() + 0.5) / (RANK_DRAWS + 1)) for name in quantities(ranks)}
+    layout ``az.plot_ecdf_pit`` reads. A quantity ranked in only some simulations (added to a
+    configuration after a partial run had saved rows; its other cells are empty) keeps the
+    simulations that have it, on its own dim ``sample_NAME``: padding or dropping rows would
+    misstate one quantity or all."""
+    data = {}
+    for name in quantities(ranks):
+        values = ranks[name].dropna().to_numpy()
+        dim = "sample" if len(values) == len(ranks) else f"sample_{name}"
+        data[name] = (dim, (values + 0.5) / (RANK_DRAWS + 1))
     return xr.DataTree.from_dict({"prior_sbc": xr.Dataset(data)})
 
 
@@ -162,4 +169,6 @@ def plot_sbc(ranks: pd.DataFrame, **kwargs):
     uniformity p-value per panel); returns the PlotCollection."""
     import arviz as az
 
-    return az.plot_ecdf_pit(as_datatree(ranks), group="prior_sbc", sample_dims=["sample"], **kwargs)
+    tree = as_datatree(ranks)
+    sample_dims = sorted({dim for variable in tree["prior_sbc"].data_vars.values() for dim in variable.dims})
+    return az.plot_ecdf_pit(tree, group="prior_sbc", sample_dims=sample_dims, **kwargs)

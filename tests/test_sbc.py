@@ -122,3 +122,8 @@ def test_uniformity_table_reads_a_quantity_added_after_some_simulations():
     table = uniformity_table(ranks)
     assert table.loc["mu", "n"] == 60 and table.loc["prmse", "n"] == 45
     assert 0 <= table.loc["prmse", "p_value"] <= 1
+    from bayes_raters.sbc import as_datatree, plot_sbc
+
+    group = as_datatree(ranks)["prior_sbc"]
+    assert group["mu"].dims == ("sample",) and group["prmse"].sizes == {"sample_prmse": 45}
+    assert plot_sbc(ranks) is not None  # the plot reads both (ArviZ failed on the NaN rows before)
