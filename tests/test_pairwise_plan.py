@@ -122,12 +122,13 @@ def _replications(seeds: list[int], **kwargs) -> pd.DataFrame:
 
 def test_plan_predicts_two_pilots_refitted_for_real():
     """Two pilots (150 random comparisons of 30 items each), +100 comparisons in two BALD batches
-    with a refit between them, or at random: the mean planned rank-interval width within 20% of
-    the refits' (over 40 pilots one pilot's ratio had SD 0.08-0.09 at +100, so two pilots' mean
-    about 0.06 around a mean of 1.01-1.06: 20% is about 3 SD; the 15% rule over 40 pilots is in
-    make validate)."""
+    with a refit between them, or at random: the mean planned rank-interval width within
+    0.8-1.25 of the refits'. Over 40 pilots one pilot's ratio at +100 had mean 1.01 (BALD) and
+    1.06 (random) with SD 0.08-0.09, so a two-pilot mean has SD about 0.06: the bounds sit 3 SD
+    or more from the means, while a plan that predicted no narrowing at all would give about
+    1.3-1.5. The 15% rule over 40 pilots is in make validate."""
     table = compare(_replications([7, 8], sizes=(0, 100))).set_index(["strategy", "extra"])
-    assert table["ratio_rank_width"].between(0.8, 1.2).all(), table
+    assert table["ratio_rank_width"].between(0.8, 1.25).all(), table
     assert table["ratio_spearman"].between(0.9, 1.1).all(), table
     assert table.loc[("bald", 100), "realised_rank_width"] < table.loc[("bald", 0), "realised_rank_width"]
 
