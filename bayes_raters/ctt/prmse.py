@@ -23,6 +23,7 @@ long-format path never builds a dense response x rater matrix.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 
@@ -249,9 +250,21 @@ def _per_response(ratings: pd.DataFrame) -> pd.DataFrame:
     return stats.drop(columns="var")
 
 
+@contextlib.contextmanager
+def _exact_id_match():
+    """Joins on response ids with integers on one side and fractional numbers on the other (e.g.
+    4 and 4.5): pandas matches them exactly (4 == 4.0) and warns that 4.5 has no integer twin,
+    which is the intended result, so that warning is silenced here (found by the fuzzer)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are merging on int and float columns")
+        yield
+
+
 def _system_sums(ratings: pd.DataFrame, systems: pd.DataFrame) -> tuple[_Sums, pd.DataFrame]:
     """Sufficient sums per system, each over the responses that system scored."""
-    joined = systems.join(_per_response(ratings), on="response", how="inner")
+    with _exact_id_match():
+        joined = systems.join(_per_response(ratings), on="response", how="inner")
+        raters = ratings.merge(systems[["response", "system"]], on="response").groupby("system")["rater"].nunique()
     c = joined["count"].astype(float)
     grand = (c * joined["mean"]).groupby(joined["system"]).transform("sum") / c.groupby(
         joined["system"]
@@ -275,10 +288,7 @@ def _system_sums(ratings: pd.DataFrame, systems: pd.DataFrame) -> tuple[_Sums, p
     counts = pd.DataFrame(
         {
             "n": totals["n"].astype(int),
-            "n_raters": ratings.merge(systems[["response", "system"]], on="response")
-            .groupby("system")["rater"]
-            .nunique()
-            .reindex(totals.index),
+            "n_raters": raters.reindex(totals.index),
             "n_single": (totals["n"] - totals["n_multiple"]).astype(int),
             "n_multiple": totals["n_multiple"].astype(int),
         }
