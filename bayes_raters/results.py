@@ -97,6 +97,13 @@ def interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.Data
     return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})
 
 
+def draw_categories(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One category index per row of the probabilities ``p`` (rows, K), by inverting the CDF:
+    the number of the first K - 1 cumulative probabilities below a uniform draw, so the index
+    stays below K even where rounding leaves the last cumulative sum just under 1."""
+    return (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+
+
 def seeded_rng(random_seed) -> np.random.Generator:
     """A generator from an int, a Generator (used as it is) or None."""
     return random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)

@@ -42,11 +42,6 @@ def rating_logits(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray
     return adjacent_logp(a[r] * (z[layout.unit] - location[r, j]), a[r], thresholds, lib=np)
 
 
-def draw_categories(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One category per row of the probabilities ``p`` (rows, K), by inverting the CDF."""
-    return (rng.random(len(p))[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
-
-
 def true_scores_at(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray:
     """:math:`T_i(z_i)` for every unit at its own ``z`` (units,): expected score over the
     raters, averaged over the unit's prompts."""

@@ -29,14 +29,13 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.facets import build_facets_model, facet_layout
 from bayes_raters.irt.facets_draws import (
     conditional_draws,
-    draw_categories,
     draw_parameters,
     fit_statistics,
     prmse_draws,
     rating_logits,
 )
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
-from bayes_raters.results import FitResult, interval_table, thinned_posterior
+from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 ERRATIC_MEAN_SQUARE = 1.5

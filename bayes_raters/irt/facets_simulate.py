@@ -17,7 +17,8 @@ import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.facets import FacetLayout
-from bayes_raters.irt.facets_draws import draw_categories, rating_logits, true_scores_at
+from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
+from bayes_raters.results import draw_categories
 
 
 def simulate_facet_ratings(

@@ -14,6 +14,7 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.model import irt_probability
+from bayes_raters.results import draw_categories
 
 
 def simulate_responses(
@@ -108,7 +109,7 @@ def simulate_ratings(n_respondents: int = 1000, n_items: int = 20, n_categories:
     p = np.exp(category_logp(model, a, b, theta, layout, lib=np))
     rows = []
     for j in range(n_items):
-        categories = (rng.random(n_respondents)[None, :] > np.cumsum(p[layout.cat_item == j], axis=0)).sum(axis=0)
+        categories = draw_categories(p[layout.cat_item == j].T, rng)
         rows += [(i, f"q{j:02d}", int(c) + 1) for i, c in enumerate(categories)]
     return pd.DataFrame(rows, columns=["respondent", "item", "score"]), {"a": a, "b": b, "theta": theta}
 

@@ -16,13 +16,10 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
-from bayes_raters.pairwise.plan import ability_draws, bald_scores
+from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
-
-SELECTION_DRAWS = 200  # posterior draws used to score candidate pairs
-
 
 #: The model's observed variables, one per kind of judgement.
 OBSERVED = ("outcome", "value", "preference")

@@ -41,10 +41,10 @@ from scipy import stats
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.design import random_pairs
 from bayes_raters.pairwise.simulate import outcome_probabilities
-from bayes_raters.results import check_ci_prob, seeded_rng
+from bayes_raters.results import check_ci_prob, draw_categories, seeded_rng
 
 STRATEGIES = ("bald", "random")
-SELECTION_DRAWS = 200  # Gaussian draws that score candidate pairs (as next_pairs)
+SELECTION_DRAWS = 200  # draws that score candidate pairs: posterior draws in next_pairs, Gaussian ones here
 SUMMARY_DRAWS = 400  # Gaussian draws that give rank intervals and the top-k probability
 STEP = 1e-5  # finite-difference step for the outcome's derivatives in the difference
 
@@ -157,15 +157,14 @@ def _one_run(run: _Run, mean, precision, strategy: str, sizes: list[int], batch:
     for size in sizes:
         while done < size:
             m = min(batch, size - done)
-            covariance = np.linalg.inv(precision)
             if strategy == "bald":
-                draws = rng.multivariate_normal(mean, covariance, SELECTION_DRAWS, method="cholesky")
+                draws = rng.multivariate_normal(mean, np.linalg.inv(precision), SELECTION_DRAWS, method="cholesky")
                 a, b, _ = bald_scores(draws, np.full(SELECTION_DRAWS, run.epsilon), run.link, n_anchors)
                 a, b = a[:m], b[:m]
             else:
                 a, b = random_pairs(n, m, rng)
             p = outcome_probabilities(run.truth[a], run.truth[b], 1.0, run.truth_epsilon, run.link)
-            y = (rng.random(m)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+            y = draw_categories(p, rng)
             mean, precision = laplace_update(mean, precision, a, b, y, run.epsilon, run.link)
             done += m
         draws = rng.multivariate_normal(mean, np.linalg.inv(precision), SUMMARY_DRAWS, method="cholesky")

@@ -31,6 +31,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.design import random_pairs
 from bayes_raters.pairwise.hits import pair_ids
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, TrueSkill
+from bayes_raters.results import draw_categories
 
 LATENT_SHAPES = ("uniform", "skewed", "bimodal", "central", "upper", "lower")
 
@@ -299,7 +300,7 @@ def simulate_judgements(
     a, b = given if pairs is not None else random_pairs(len(items), n_comparisons, rng)
     who = rng.integers(0, n_annotators, n_comparisons)
     probs = outcome_probabilities(s[a], s[b], lam * consistency[who], epsilon, link)
-    choice = (rng.random(n_comparisons)[:, None] > np.cumsum(probs, axis=1)).sum(axis=1)
+    choice = draw_categories(probs, rng)
     out["comparisons"] = pd.DataFrame(
         {"item_a": items[a], "item_b": items[b], "outcome": np.array(["loss", "tie", "win"])[choice], "annotator": annotators[who]}
     )
