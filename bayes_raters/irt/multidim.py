@@ -260,6 +260,6 @@ def pattern_node_loglik(correct, answered, eta, c, *, complete: bool, lib=pt):
         softplus = pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)
         spread = softplus.sum(axis=0)[None, :] if complete else lib.dot(answered, softplus)
         return lib.dot(correct, eta) - spread
-    log_p, log_q = _sigmoid_logs(eta, c[:, None], 1.0, lib)
+    log_p, log_q = _sigmoid_logs(eta, c[:, None], None, lib)
     wrong = (log_q.sum(axis=0)[None, :] if complete else lib.dot(answered, log_q)) - lib.dot(correct, log_q)
     return lib.dot(correct, log_p) + wrong
