@@ -84,10 +84,10 @@ def test_models_build_without_sampling(model):
     assert len(irt.coords["answer"]) == len(table)
 
 
-@pytest.mark.parametrize("model", ["1pl", "2pl", "3pl"])
+@pytest.mark.parametrize("model", ["1pl", "2pl", "3pl", "4pl"])
 def test_answer_log_likelihood_is_the_bernoulli_log_pmf(model):
-    """The written-out logit likelihood of 1PL/2PL (and PyMC's Bernoulli in 3PL) equal
-    scipy.stats.bernoulli.logpmf at a random point; prior predictive draws are 0/1."""
+    """The written-out likelihoods (logit for 1PL/2PL, the cancellation-free guessing form for
+    3PL/4PL) equal scipy.stats.bernoulli.logpmf at a random point; prior predictive draws are 0/1."""
     from scipy import stats
 
     table, _ = simulate_responses(40, 6, missing=0.1, random_seed=6)
@@ -95,15 +95,31 @@ def test_answer_log_likelihood_is_the_bernoulli_log_pmf(model):
     rng = np.random.default_rng(7)
     point = {name: value + rng.normal(0, 0.5, size=np.shape(value)) for name, value in irt.initial_point().items()}
     log_lik = irt.compile_logp(vars=[irt["correct"]], sum=False)(point)[0]
-    names = ["theta", "a", "b"] + (["c"] if model == "3pl" else [])
+    names = ["theta", "a", "b"] + [n for n in ("c", "d") if n in irt.named_vars]
     values = irt.compile_fn(irt.replace_rvs_by_values([irt[n] for n in names]), inputs=irt.value_vars, on_unused_input="ignore")(point)
     theta, a, b = (np.asarray(v) for v in values[:3])
     person, item = irt["answer_respondent"].get_value(), irt["answer_item"].get_value()
-    c = np.asarray(values[3])[item] if model == "3pl" else 0.0
-    p = irt_probability(theta[person], a[item], b[item], c, 1.0, lib=np)
+    c = np.asarray(values[3])[item] if model in ("3pl", "4pl") else 0.0
+    d = np.asarray(values[4])[item] if model == "4pl" else 1.0
+    p = irt_probability(theta[person], a[item], b[item], c, d, lib=np)
     np.testing.assert_allclose(log_lik, stats.bernoulli.logpmf(table["correct"].to_numpy(), p), rtol=1e-9, atol=1e-12)
     draws = pm.sample_prior_predictive(draws=3, model=irt, random_seed=8)["prior_predictive"]["correct"]
     assert set(np.unique(draws.values)) <= {0, 1} and draws.sizes["answer"] == len(table)
+
+
+def test_joint_3pl_density_stays_finite_for_a_steep_item():
+    """A wrong answer far above a steep item's difficulty (eta > 37, sigmoid rounds to 1): PyMC's
+    Bernoulli on P = c + (1 - c) sigmoid(eta) gave log(1 - P) = -inf there; the guessing form
+    keeps the log-density and its gradient finite."""
+    table, _ = simulate_responses(30, 5, guessing=0.2, random_seed=9)
+    table.loc[table.index[0], "correct"] = 0
+    irt = build_irt_model(table, "3pl", hierarchical=False)
+    point = irt.initial_point()
+    point["a_log__"] = np.log(np.full(5, 60.0))
+    point["theta"] = np.full(len(irt.coords["respondent"]), 3.0)
+    point["b"] = np.full(5, -2.0)
+    assert np.isfinite(irt.compile_logp()(point))
+    assert np.isfinite(irt.compile_dlogp()(point)).all()
 
 
 def test_item_information_equals_squared_slope_over_bernoulli_variance():

@@ -37,10 +37,9 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
-from scipy.special import expit
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
-from bayes_raters.irt.model import centred_items, item_pivots, item_priors, option_count
+from bayes_raters.irt.model import asymptote_logs, centred_items, item_pivots, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik, rule_for, trapezoid_rule
 
 
@@ -56,29 +55,6 @@ def answer_patterns(table: pd.DataFrame, respondents, items) -> tuple[np.ndarray
     return (patterns == 1).astype(float), (patterns >= 0).astype(float), index.ravel(), counts.astype(float)
 
 
-def _sigmoid_logs(eta, c, d, lib):
-    r"""log P and log(1 - P) of :math:`P = c + (d - c)\sigma(\eta) = c(1 - \sigma) + d\sigma`;
-    ``d`` None (or all 1) for no upper asymptote. Both are sums of non-negative terms,
-    :math:`1 - P = (1 - c)(1 - \sigma) + (1 - d)\sigma`, with :math:`\log \sigma = -\operatorname{softplus}(-\eta)`
-    and :math:`\log(1 - \sigma) = -\operatorname{softplus}(\eta)`: for the 3PL
-    :math:`\log(1 - P) = \log(1 - c) - \operatorname{softplus}(\eta)`, for the 4PL the log-sum-exp of
-    the two terms. Why not the difference :math:`(1 - c) - (d - c)\sigma`: it rounds to 0 once
-    :math:`\sigma` rounds to 1 (:math:`\eta > 37`, which steep items reach at the outer quadrature
-    nodes during warm-up), and the infinite log and NaN gradient end the trajectory as a divergence
-    (470 of 2,000 transitions on the 3PL SBC's simulation 0; none with this form)."""
-    if lib is np:
-        sigmoid, softplus = expit(eta), (lambda x: np.logaddexp(0.0, x))
-        d = None if d is None or np.all(np.asarray(d) == 1.0) else d
-    else:
-        sigmoid, softplus = pt.sigmoid(eta), pt.softplus
-    lower = lib.log1p(-c) - softplus(eta)
-    if d is None:
-        return lib.log(c + (1.0 - c) * sigmoid), lower
-    upper = lib.log1p(-d) - softplus(-eta)
-    log_q = lib.maximum(lower, upper) + lib.log1p(lib.exp(-lib.abs(lower - upper)))
-    return lib.log(c * (1.0 - sigmoid) + d * sigmoid), log_q
-
-
 def node_loglik(correct, answered, a, b, c, d, nodes, *, logistic: bool, complete: bool, lib=pt):
     """Log-likelihood (patterns, nodes) of every pattern at every node (the module formula).
 
@@ -91,7 +67,7 @@ def node_loglik(correct, answered, a, b, c, d, nodes, *, logistic: bool, complet
         softplus = pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)
         spread = softplus.sum(axis=0)[None, :] if complete else lib.dot(answered, softplus)
         return lib.outer(lib.dot(correct, a), nodes) - lib.dot(correct, a * b)[:, None] - spread
-    log_p, log_q = _sigmoid_logs(eta, c[:, None], None if d is None else d[:, None], lib)
+    log_p, log_q = asymptote_logs(eta, c[:, None], None if d is None else d[:, None], lib)
     wrong = (log_q.sum(axis=0)[None, :] if complete else lib.dot(answered, log_q)) - lib.dot(correct, log_q)
     return lib.dot(correct, log_p) + wrong
 
@@ -116,7 +92,7 @@ def point_loglik(correct, answered, a, b, c, d, theta, *, logistic: bool, linear
     if logistic:
         score, offset = (correct @ a, correct @ (a * b)) if linear is None else linear
         return theta * score - offset - np.einsum("ij,ij->i", answered, _softplus(eta))
-    log_p, log_q = _sigmoid_logs(eta, c, d, np)
+    log_p, log_q = asymptote_logs(eta, c, d, np)
     return (correct * log_p + (answered - correct) * log_q).sum(axis=1)
 
 

@@ -55,8 +55,8 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.marginal import _sigmoid_logs, answer_patterns
-from bayes_raters.irt.model import option_count
+from bayes_raters.irt.marginal import answer_patterns
+from bayes_raters.irt.model import asymptote_logs, option_count
 from bayes_raters.quadrature import marginal_loglik
 
 #: Radius of the ball of nodes by number of dimensions: prior mass outside below 2e-8 (K = 2)
@@ -260,6 +260,6 @@ def pattern_node_loglik(correct, answered, eta, c, *, complete: bool, lib=pt):
         softplus = pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)
         spread = softplus.sum(axis=0)[None, :] if complete else lib.dot(answered, softplus)
         return lib.dot(correct, eta) - spread
-    log_p, log_q = _sigmoid_logs(eta, c[:, None], None, lib)
+    log_p, log_q = asymptote_logs(eta, c[:, None], None, lib)
     wrong = (log_q.sum(axis=0)[None, :] if complete else lib.dot(answered, log_q)) - lib.dot(correct, log_q)
     return lib.dot(correct, log_p) + wrong
