@@ -28,7 +28,7 @@ from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
-from bayes_raters.results import FitResult, check_ci_prob, thinned_posterior
+from bayes_raters.results import FitResult, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
 
 
@@ -81,14 +81,8 @@ class PolytomousResult(FitResult):
         ``ci_prob`` interval of ``a``, the posterior mean of each threshold (``b_1`` ..), worst
         R-hat and bulk ESS of its parameters, the mean observed category, and the posterior mean
         item information at ``theta_points`` (``info_at_0``, ...)."""
-        check_ci_prob(ci_prob)
-        tail = (1 - ci_prob) / 2
-        a = self.posterior["a"]
-        frame = pd.DataFrame({
-            "n_categories": [len(v) for v in self.categories.values()],
-            "a_mean": a.mean(("chain", "draw")).values, "a_sd": a.std(("chain", "draw")).values,
-            "a_lower": a.quantile(tail, ("chain", "draw")).values, "a_upper": a.quantile(1 - tail, ("chain", "draw")).values,
-        }, index=pd.Index(list(self.categories), name="item"))
+        frame = interval_table(self.posterior["a"], ci_prob, ("item",)).add_prefix("a_")
+        frame.insert(0, "n_categories", [len(self.categories[item]) for item in frame.index])
         thresholds = self.threshold_table(ci_prob)
         wide = thresholds.pivot(index="item", columns="step", values="mean").add_prefix("b_")
         frame = frame.join(wide.rename(columns=str))
@@ -153,25 +147,15 @@ class PolytomousResult(FitResult):
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per threshold: item, step k (between categories k - 1 and k), posterior mean,
         SD and equal-tailed ``ci_prob`` interval."""
-        tail = (1 - ci_prob) / 2
-        b = self.posterior["b"]
-        layout = self.layout
-        return pd.DataFrame({
-            "item": [list(self.categories)[j] for j in layout.thr_item], "step": layout.thr_step,
-            "mean": b.mean(("chain", "draw")).values, "sd": b.std(("chain", "draw")).values,
-            "lower": b.quantile(tail, ("chain", "draw")).values, "upper": b.quantile(1 - tail, ("chain", "draw")).values,
-        }, index=pd.Index(b["threshold"].values, name="threshold"))
+        frame = interval_table(self.posterior["b"], ci_prob, ("threshold",))
+        frame.insert(0, "item", [list(self.categories)[j] for j in self.layout.thr_item])
+        frame.insert(1, "step", self.layout.thr_step)
+        return frame
 
     def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per respondent: posterior mean, SD and ``ci_prob`` interval of theta, and
         the number of items rated."""
-        tail = (1 - ci_prob) / 2
-        theta = self.posterior["theta"]
-        frame = pd.DataFrame({
-            "theta_mean": theta.mean(("chain", "draw")).values, "theta_sd": theta.std(("chain", "draw")).values,
-            "theta_lower": theta.quantile(tail, ("chain", "draw")).values,
-            "theta_upper": theta.quantile(1 - tail, ("chain", "draw")).values,
-        }, index=pd.Index(theta["respondent"].values, name="respondent"))
+        frame = interval_table(self.posterior["theta"], ci_prob, ("respondent",)).add_prefix("theta_")
         frame["n_items"] = self.table.groupby("respondent", sort=False).size()
         return frame
 
