@@ -299,7 +299,13 @@ CONFIGURATIONS = {
     "irt_3pl_marginal": Configuration(
         "irt_3pl_marginal", functools.partial(simulate_irt, model="3pl"), functools.partial(fit_irt_config, model="3pl")
     ),
-    "irt_2pl_joint": Configuration("irt_2pl_joint", simulate_irt, functools.partial(fit_irt_config, method="joint")),
+    **{  # the joint method (theta sampled with the items) for every model the marginal one has
+        f"irt_{model}_joint": Configuration(
+            f"irt_{model}_joint", functools.partial(simulate_irt, model=model),
+            functools.partial(fit_irt_config, model=model, method="joint"),
+        )
+        for model in ("1pl", "2pl", "3pl")
+    },
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise
