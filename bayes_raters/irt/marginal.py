@@ -181,7 +181,7 @@ def build_marginal_from_table(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-        centred = centred_items(table)
+        centred = centred_items(table, model)
         pivots = item_pivots(table) if hierarchical and centred["b"] else None  # only the pivoted form uses them
         a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred, pivots)
         logistic = model in ("1pl", "2pl")
