@@ -185,7 +185,7 @@ def build_marginal_from_table(
         pivots = item_pivots(table) if hierarchical and centred["b"] else None  # only the pivoted form uses them
         a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred, pivots)
         logistic = model in ("1pl", "2pl")
-        d_vec = d if model == "4pl" else None  # None: no upper asymptote (_sigmoid_logs)
+        d_vec = d if model == "4pl" else None  # None: no upper asymptote (asymptote_logs)
         if uses_score_grid(model, answered):
             per_pattern = score_grid_loglik(y, a, b, nodes, rule.log_weights, KNOTS_PER_ITEM * len(items))
         else:
