@@ -21,6 +21,7 @@ from bayes_raters.irt import (
     simulate_responses,
     validate_responses,
 )
+from bayes_raters.irt.fit import answer_log_likelihood
 from bayes_raters.irt.model import irt_probability
 
 matplotlib.use("Agg")
@@ -120,6 +121,21 @@ def test_joint_3pl_density_stays_finite_for_a_steep_item():
     point["b"] = np.full(5, -2.0)
     assert np.isfinite(irt.compile_logp()(point))
     assert np.isfinite(irt.compile_dlogp()(point)).all()
+
+def test_answer_log_likelihood_for_pareto_k_is_exact_in_the_tails():
+    """The per-answer log-likelihood behind the Pareto-k check, against long-double values: a
+    wrong answer at eta = 40 and 60 (P rounds to 1 in double; clipping P gave -36.7 for both)
+    and a right one at eta = -40 (2PL, c = 0), 3PL and 4PL alike. The reference sums the two
+    non-negative terms of P and 1 - P in long double."""
+    eta = np.array([40.0, 60.0, -40.0, 0.3])
+    correct = np.array([0, 0, 1, 1])
+    for c, d in ((0.0, None), (0.2, None), (0.2, 0.97)):
+        e, top = eta.astype(np.longdouble), np.longdouble(1.0 if d is None else d)
+        up, down = 1 / (1 + np.exp(-e)), 1 / (1 + np.exp(e))  # sigma(eta), 1 - sigma(eta): no cancellation
+        p, q = c * down + top * up, (1 - np.longdouble(c)) * down + (1 - top) * up
+        expected = np.where(correct == 1, np.log(p), np.log(q)).astype(float)
+        got = answer_log_likelihood(correct, eta, np.full(4, c), None if d is None else np.full(4, d))
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 def test_item_information_equals_squared_slope_over_bernoulli_variance():

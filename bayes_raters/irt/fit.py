@@ -33,7 +33,7 @@ from bayes_raters.irt.marginal import (
     quadrature_error,
 )
 from bayes_raters.irt import plots
-from bayes_raters.irt.model import IRT_MODELS, build_from_table, irt_probability, validate_responses
+from bayes_raters.irt.model import IRT_MODELS, asymptote_logs, build_from_table, irt_probability, validate_responses
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
@@ -269,11 +269,21 @@ def answer_pareto_k(posterior: xr.Dataset, table: pd.DataFrame, draws: int, chun
     out = []
     for start in range(0, len(table), chunk):
         i, j, obs = person_index[start:start + chunk], item_index[start:start + chunk], y[start:start + chunk]
-        p = np.clip(irt_probability(theta[..., i], a[..., j], b[..., j], c[..., j], d[..., j], lib=np), 1e-300, 1 - 1e-16)
-        log_lik = np.where(obs == 1, np.log(p), np.log1p(-p))
+        upper = d[..., j] if "d" in thin else None
+        log_lik = answer_log_likelihood(obs, a[..., j] * (theta[..., i] - b[..., j]), c[..., j], upper)
         tree = xr.DataTree.from_dict({"log_likelihood": xr.Dataset({"correct": (("chain", "draw", "answer"), log_lik)})})
         out.append(np.asarray(quiet_loo(tree, reff=1.0).pareto_k).ravel())  # thinned draws: ~independent
     return np.concatenate(out)
+
+
+def answer_log_likelihood(correct: np.ndarray, eta: np.ndarray, c: np.ndarray, d: np.ndarray | None) -> np.ndarray:
+    r""":math:`\log p(y \mid \eta)` of each answer, exact in the tails (:func:`asymptote_logs`;
+    ``d`` None without an upper asymptote). Why not :math:`\log(1 - P)` of a clipped P: P rounds
+    to 1 for :math:`\eta > 37`, and every wrong answer further above the item then got the same
+    :math:`\log(10^{-16}) \approx -36.7` (the exact value keeps falling as
+    :math:`\log(1 - c) - \eta`)."""
+    log_p, log_q = asymptote_logs(eta, c, d, np)
+    return np.where(correct == 1, log_p, log_q)
 
 
 def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> xr.DataTree:

@@ -236,9 +236,11 @@ def quadrature_error(posterior: xr.Dataset, irt: pm.Model, model: str, rule: Qua
 
 
 def _item_draws(posterior: xr.Dataset, items) -> tuple[np.ndarray, ...]:
-    """a, b, c, d as (samples, items) arrays in ``items`` order."""
+    """a, b, c, d as (samples, items) arrays in ``items`` order; d a (samples,) array of None
+    without an upper asymptote (what :func:`asymptote_logs` takes for "no d")."""
     params = item_parameters(posterior.stack(sample=("chain", "draw")))
-    return tuple(params[k].sel(item=items).transpose("sample", "item").values for k in PARAMETERS)
+    a, b, c, d = (params[k].sel(item=items).transpose("sample", "item").values for k in PARAMETERS)
+    return a, b, c, (d if "d" in posterior else np.full(len(a), None))
 
 
 def conditional_abilities(

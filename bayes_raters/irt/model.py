@@ -94,13 +94,19 @@ def validate_responses(
 
 def irt_probability(theta, a, b, c=0.0, d=1.0, lib=pt):
     """P(correct) of the four-parameter logistic model (broadcasting)."""
-    sigmoid = pm.math.sigmoid if lib is pt else (lambda x: 1 / (1 + np.exp(-x)))
-    return c + (d - c) * sigmoid(a * (theta - b))
+    return asymptote_probability(a * (theta - b), c, d, lib)
+
+
+def asymptote_probability(eta, c=0.0, d=1.0, lib=pt):
+    r""":math:`P = c + (d - c)\sigma(\eta)` at linear predictor ``eta`` (broadcasting)."""
+    sigmoid = pm.math.sigmoid if lib is pt else expit
+    return c + (d - c) * sigmoid(eta)
 
 
 def asymptote_logs(eta, c, d, lib):
     r"""log P and log(1 - P) of :math:`P = c + (d - c)\sigma(\eta) = c(1 - \sigma) + d\sigma`;
-    ``d`` None (or all 1) for no upper asymptote. Both are sums of non-negative terms,
+    ``d`` None for no upper asymptote (None, not ones: :math:`\log(1 - d)` would be
+    :math:`-\infty`). Both are sums of non-negative terms,
     :math:`1 - P = (1 - c)(1 - \sigma) + (1 - d)\sigma`, with :math:`\log \sigma = -\operatorname{softplus}(-\eta)`
     and :math:`\log(1 - \sigma) = -\operatorname{softplus}(\eta)`: for the 3PL
     :math:`\log(1 - P) = \log(1 - c) - \operatorname{softplus}(\eta)`, for the 4PL the log-sum-exp of
@@ -110,7 +116,6 @@ def asymptote_logs(eta, c, d, lib):
     (470 of 2,000 transitions on the 3PL SBC's simulation 0; none with this form)."""
     if lib is np:
         sigmoid, softplus = expit(eta), (lambda x: np.logaddexp(0.0, x))
-        d = None if d is None or np.all(np.asarray(d) == 1.0) else d
     else:
         sigmoid, softplus = pt.sigmoid(eta), pt.softplus
     lower = lib.log1p(-c) - softplus(eta)
@@ -130,7 +135,7 @@ def guessing_logp(value, eta, c, d=None):
 
 def guessing_random(eta, c, d=1.0, rng=None, size=None):
     """Draws of ``correct`` under the 3PL/4PL, for the predictive samplers."""
-    return rng.binomial(1, c + (d - c) * expit(eta), size=size)
+    return rng.binomial(1, asymptote_probability(eta, c, d, np), size=size)
 
 
 def bernoulli_logit_logp(value, eta):
