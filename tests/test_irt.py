@@ -122,6 +122,7 @@ def test_joint_3pl_density_stays_finite_for_a_steep_item():
     assert np.isfinite(irt.compile_logp()(point))
     assert np.isfinite(irt.compile_dlogp()(point)).all()
 
+
 def test_answer_log_likelihood_for_pareto_k_is_exact_in_the_tails():
     """The per-answer log-likelihood behind the Pareto-k check, against long-double values: a
     wrong answer at eta = 40 and 60 (P rounds to 1 in double; clipping P gave -36.7 for both)
