@@ -19,6 +19,7 @@ from bayes_raters.errors import (
     PersistenceError,
     QuadratureWarning,
     RoundingWarning,
+    SlopeWarning,
     SmallSampleWarning,
 )
 
@@ -72,6 +73,7 @@ __all__ = [
     "PersistenceError",
     "QuadratureWarning",
     "RoundingWarning",
+    "SlopeWarning",
     "SmallSampleWarning",
     "__version__",
     "degradation",

@@ -54,3 +54,8 @@ class InputWarning(BayesRatersWarning):
 
 class ConvergenceWarning(BayesRatersWarning):
     """The chains behind a fitted result did not converge (R-hat, ESS or divergences)."""
+
+
+class SlopeWarning(BayesRatersWarning):
+    """The data point to a negative or near-zero slope for items whose model forces it
+    positive (:mod:`bayes_raters.irt.slopes`); the message names the items."""

@@ -239,9 +239,23 @@ def sample_model(
             **kwargs,
         )
     idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
+    idata = _without_object_stats(idata)
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report
+
+
+def _without_object_stats(idata: xr.DataTree) -> xr.DataTree:
+    """Drop sample statistics of object dtype (nutpie's ``divergence_message``, None where no
+    divergence): netCDF reads them back as float NaN, so a saved result failed its checksum.
+    The divergences themselves stay in ``diverging``."""
+    if "sample_stats" not in idata.children:
+        return idata
+    stats = idata["sample_stats"].to_dataset()
+    dropped = [name for name, variable in stats.data_vars.items() if variable.dtype == object]
+    if dropped:
+        idata["sample_stats"] = xr.DataTree(stats.drop_vars(dropped))
+    return idata
 
 
 def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinements: int, start=None):

@@ -89,7 +89,7 @@ def test_grm_thresholds_are_ordered_in_prior_draws_and_every_variable_has_dims()
     layout = irt.polytomous["layout"]
     for j in range(layout.n_items):
         assert (np.diff(b[:, layout.thr_item == j], axis=1) > 0).all()
-    named = {v.name for v in irt.free_RVs + irt.deterministics} - {"b_gap"}
+    named = {v.name for v in irt.free_RVs + irt.deterministics} - {"d_gap"}
     assert all(irt.named_vars_to_dims.get(name) for name in named), irt.named_vars_to_dims
 
 

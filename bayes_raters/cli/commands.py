@@ -191,7 +191,7 @@ def irt(args: argparse.Namespace) -> Output:
         return _polytomous(args, answers)
     with progress_on_stderr():
         result = fit_irt(
-            answers, args.model, n_options=args.n_options, method=args.method, hierarchical=args.priors != "fixed",
+            answers, args.model, n_options=args.n_options, method=args.method, hierarchical=None if args.priors is None else args.priors != "fixed",
             nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
             respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
             progressbar=progressbar(args),

@@ -157,7 +157,7 @@ def _irt_parser(commands) -> None:
     )
     irt.add_argument(
         "--priors", choices=["hierarchical", "fixed"], default=None,
-        help="item priors of the 1pl-4pl: population location and scale (default: hierarchical), or fixed N(0, 2) / "
+        help="item priors of the 1pl-4pl: population location and scale (default: hierarchical from 10 items on), or fixed N(0, 2) / "
         "LogNormal(0, 0.5); grm and gpcm have fixed priors only",
     )
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")

@@ -33,7 +33,15 @@ from bayes_raters.irt.marginal import (
     quadrature_error,
 )
 from bayes_raters.irt import plots
-from bayes_raters.irt.model import IRT_MODELS, asymptote_logs, build_from_table, irt_probability, validate_responses
+from bayes_raters.irt.model import (
+    IRT_MODELS,
+    asymptote_logs,
+    build_from_table,
+    irt_probability,
+    resolve_hierarchical,
+    validate_responses,
+)
+from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
@@ -108,7 +116,8 @@ class IRTResult(FitResult):
         """One row per item: posterior mean, sd and ``ci_prob`` interval of a, b (c, d),
         worst R-hat and bulk ESS of its parameters, observed proportion correct, information
         at ``theta_points``, P(a < 0.5), item-fit ppp, share of its answers with LOO
-        Pareto-k > 0.7, ``flagged``, ``reasons``."""
+        Pareto-k > 0.7, the item-rest correlation (``rest_corr``, ``rest_corr_upper``,
+        ``contradicts_slope``: :mod:`bayes_raters.irt.slopes`), ``flagged``, ``reasons``."""
         posterior = self.posterior
         names = [p for p in PARAMETERS if p in posterior]
         eti = az.eti(posterior[names], prob=ci_prob)
@@ -133,7 +142,7 @@ class IRTResult(FitResult):
         table["p_low_a"] = (posterior["a"] < LOW_A).mean(("chain", "draw")).to_series()
         table["fit_ppp"] = posterior_predictive_item_fit(posterior, self.table, random_seed=random_seed)
         table["share_high_k"] = self._loo_pareto_k()
-        table = table.rename_axis("item")
+        table = table.rename_axis("item").join(rest_correlations(self.table, "correct"))
         reasons = [self._reasons(row) for _, row in table.iterrows()]
         table["flagged"] = [bool(r) for r in reasons]
         table["reasons"] = ["; ".join(r) for r in reasons]
@@ -141,7 +150,9 @@ class IRTResult(FitResult):
 
     def _reasons(self, row: pd.Series) -> list[str]:
         reasons = []
-        if self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
+        if slope_reason(row):
+            reasons.append(slope_reason(row))
+        elif self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
             reasons.append(f"low discrimination: P(a < {LOW_A}) = {row['p_low_a']:.2f}")
         if row["fit_ppp"] < FIT_PPP:
             reasons.append(f"poor fit: posterior predictive p = {row['fit_ppp']:.3f}")
@@ -304,7 +315,7 @@ def fit_irt(
     *,
     method: str = "marginal",
     n_options: int | None = None,
-    hierarchical: bool = True,
+    hierarchical: bool | None = None,
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
@@ -334,9 +345,12 @@ def fit_irt(
     exactly for the same ``random_seed`` (theta draws included). ``progressbar``: None (default)
     shows the sampler's progress bar in a terminal or notebook only.
 
-    ``hierarchical=True`` (default) gives the difficulties and log-discriminations a
+    ``hierarchical=True`` gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
-    priors, which pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
+    priors; ``None`` (default) chooses the hierarchy from :data:`~bayes_raters.irt.model.HIERARCHY_MIN_ITEMS`
+    items on (:func:`~bayes_raters.irt.model.resolve_hierarchical`: with fewer, the population
+    scale of log a is a funnel the sampler diverges in, 286 divergences on LSAT-7). The fixed
+    priors which pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
     100 x 30 Rasch data where the hierarchical priors stay within 0.012
     (``benchmarks/study_irt_priors.py``; ``models/irt.md``).
 
@@ -350,6 +364,8 @@ def fit_irt(
     if method not in IRT_METHODS:
         raise InvalidInputError(f"method must be one of {IRT_METHODS}, got {method!r}.")
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
+    hierarchical = resolve_hierarchical(hierarchical, table, model)
+    warn_contradicted_slopes(rest_correlations(table, "correct"), f"IRT {model}")
     settings = dict(
         draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs, progressbar=progressbar,

@@ -25,6 +25,7 @@ from bayes_raters.irt.polytomous import (
     item_information,
 )
 from bayes_raters.irt.local_dependence import local_dependence
+from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
@@ -46,7 +47,7 @@ class PolytomousResult(FitResult):
     categories: dict
     report: ConvergenceReport
 
-    summary_var_names = ("a", "b", "b_location")
+    summary_var_names = ("a", "b", "d")
     family = "polytomous IRT"
 
     @property
@@ -79,8 +80,10 @@ class PolytomousResult(FitResult):
     def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0)) -> pd.DataFrame:
         """One row per item: number of categories, posterior mean, SD and equal-tailed
         ``ci_prob`` interval of ``a``, the posterior mean of each threshold (``b_1`` ..), worst
-        R-hat and bulk ESS of its parameters, the mean observed category, and the posterior mean
-        item information at ``theta_points`` (``info_at_0``, ...)."""
+        R-hat and bulk ESS of its parameters, the mean observed category, the posterior mean
+        item information at ``theta_points`` (``info_at_0``, ...), the item-rest correlation
+        (``rest_corr``, ``rest_corr_upper``, ``contradicts_slope``: :mod:`bayes_raters.irt.slopes`),
+        ``flagged`` and ``reasons``."""
         frame = interval_table(self.posterior["a"], ci_prob, ("item",)).add_prefix("a_")
         frame.insert(0, "n_categories", [len(self.categories[item]) for item in frame.index])
         thresholds = self.threshold_table(ci_prob)
@@ -96,6 +99,10 @@ class PolytomousResult(FitResult):
         information = self.information(theta_points).mean(axis=0)  # (items, points)
         for column, point in enumerate(theta_points):
             frame[f"info_at_{point:g}"] = information[:, column]
+        frame = frame.join(rest_correlations(self.table, "category"))
+        reasons = [[r for r in (slope_reason(row),) if r] for _, row in frame.iterrows()]
+        frame["flagged"] = [bool(r) for r in reasons]
+        frame["reasons"] = ["; ".join(r) for r in reasons]
         return frame
 
     def information(self, theta, n_draws: int = 200) -> np.ndarray:
@@ -212,18 +219,24 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
 
 def fit_polytomous(
     responses: pd.DataFrame, model: str = "grm", *, respondent: str = "respondent", item: str = "item", score: str = "score",
-    draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int | None = 1, random_seed=None,
-    nuts_sampler: str = "pymc", target_accept: float = 0.9, progressbar: bool | None = None,
+    draws: int = 1000, tune: int = 500, chains: int = 2, cores: int | None = None, random_seed=None,
+    nuts_sampler: str = "nutpie", target_accept: float = 0.9, progressbar: bool | None = None,
 ) -> PolytomousResult:
     """Fit the GRM (``model="grm"``) or GPCM (``"gpcm"``) to long-format ordinal ratings
-    ``(respondent, item, score)``, abilities integrated out; see the module docstrings."""
+    ``(respondent, item, score)``, abilities integrated out; see the module docstrings.
+
+    Defaults chosen by measurement (``benchmarks/bench_irt_polytomous.py``, ``models/irt_polytomous.md``):
+    nutpie with its chains in parallel (``cores=None``: one per core) and 500 tuning steps,
+    which its mass-matrix adaptation needs far fewer of than PyMC's NUTS. Items whose data point
+    to a negative or near-zero slope raise a :class:`~bayes_raters.errors.SlopeWarning`."""
     if model not in POLYTOMOUS_MODELS:
         raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
     irt = build_polytomous_model(responses, model, respondent=respondent, item=item, score=score)
+    warn_contradicted_slopes(rest_correlations(irt.polytomous["table"], "category"), f"IRT {model.upper()}")
     idata, report = sample_model(
         irt, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
         target_accept=target_accept, progressbar=progressbar, what=f"IRT {model.upper()} (marginal)",
-        var_names=[v for v in ("a", "b", "b_location", "b_gap", "log_a") if v in irt.named_vars],
+        var_names=[v for v in ("a", "b", "d", "log_a") if v in irt.named_vars],
     )
     posterior = idata["posterior"].to_dataset()
     seed = None if random_seed is None else [int(random_seed), 17]

@@ -1,0 +1,93 @@
+r"""Items whose data contradict the positive slope the models force.
+
+Every IRT family here keeps discriminations positive (:math:`a = e^{\log a}`), so the
+orientation of the scale cannot flip between runs. An item whose answers fall as the rest of
+the test rises (a reverse-keyed Likert item left unrecoded, a miskeyed question) cannot get
+its negative slope: its posterior piles up near :math:`a = 0` and nothing in the fit says why.
+The evidence is read off the data instead, before any model: the item-rest correlation
+
+.. math::
+
+    r_j = \operatorname{corr}_i\big(x_{ij},\ \bar z_{i,-j}\big), \qquad
+    \bar z_{i,-j} = \text{mean over the other items } k \text{ answered by } i \text{ of }
+    (x_{ik} - \bar x_k) / s_k,
+
+with :math:`x_{ij}` the 0/1 answer or the ordinal category (standardising puts items with
+different numbers of categories on one footing; the mean over answered items handles missing
+answers). Under any of the models with :math:`a_j > 0`, :math:`r_j > 0`. An item is flagged
+when the data rule out a clearly positive correlation: the one-sided upper 95% limit of
+:math:`r_j` (Fisher's z, :math:`\tanh(\operatorname{atanh} r_j + 1.645 / \sqrt{n_j - 3})`)
+stays below :data:`REST_CORR_FLOOR`. With 1,000 respondents that is :math:`r_j < 0.05`; with 50,
+:math:`r_j < -0.14`, so small samples are not flagged by chance.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from bayes_raters.errors import SlopeWarning
+
+#: Flag an item when the upper 95% limit of its item-rest correlation is below this.
+REST_CORR_FLOOR = 0.1
+Z_95 = 1.6448536269514722
+
+
+def rest_correlations(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Item-rest correlation of every item (module docstring) from a long table with columns
+    ``respondent``, ``item`` and ``value``: one row per item (in order of appearance) with
+    ``rest_corr``, ``rest_corr_upper`` (one-sided 95% limit) and ``contradicts_slope``."""
+    wide = table.pivot(index="respondent", columns="item", values=value)
+    wide = wide[pd.unique(table["item"])]
+    x = wide.to_numpy(float)
+    answered = ~np.isnan(x)
+    sd = np.nanstd(x, axis=0)
+    z = np.where(answered, (x - np.nanmean(x, axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    totals, counts = z.sum(axis=1, keepdims=True), answered.sum(axis=1, keepdims=True)
+    rows = []
+    for j in range(x.shape[1]):
+        others = counts[:, 0] - answered[:, j]
+        use = answered[:, j] & (others > 0)
+        rest = (totals[use, 0] - z[use, j]) / others[use]
+        n = int(use.sum())
+        r = _correlation(x[use, j], rest)
+        upper = np.tanh(np.arctanh(np.clip(r, -0.999999, 0.999999)) + Z_95 / np.sqrt(n - 3)) if n > 3 else np.nan
+        rows.append((r, upper))
+    frame = pd.DataFrame(rows, index=pd.Index(wide.columns, name="item"), columns=["rest_corr", "rest_corr_upper"])
+    frame["contradicts_slope"] = frame["rest_corr_upper"] < REST_CORR_FLOOR
+    return frame
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation; NaN where either side is constant."""
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def slope_reason(row: pd.Series) -> str | None:
+    """The item-table reason for a flagged item, or None."""
+    if not row.get("contradicts_slope", False):
+        return None
+    kind = "negative" if row["rest_corr"] < 0 else "near-zero"
+    return (f"data point to a {kind} slope: item-rest r = {row['rest_corr']:.2f} "
+            f"(upper 95% limit {row['rest_corr_upper']:.2f}); the model forces a > 0")
+
+
+def warn_contradicted_slopes(evidence: pd.DataFrame, what: str) -> None:
+    """A :class:`~bayes_raters.errors.SlopeWarning` naming every item whose data contradict a
+    positive slope (``evidence`` from :func:`rest_correlations`)."""
+    flagged = evidence[evidence["contradicts_slope"]]
+    if flagged.empty:
+        return
+    named = ", ".join(f"{item!r} (r = {r:.2f})" for item, r in flagged["rest_corr"].head(10).items())
+    warnings.warn(
+        f"{what}: the answers to {len(flagged)} item(s) fall or stay flat as the rest of the test rises, "
+        f"but the model forces every slope positive: {named}. Their discriminations sit near 0 instead of "
+        "below it. Recode reverse-keyed items (or check the key), or drop them; item_table() lists them "
+        "under 'reasons'.",
+        SlopeWarning,
+        stacklevel=3,
+    )
