@@ -160,12 +160,14 @@ def sampler_settings(nuts_sampler: str, target_accept: float, nuts_kwargs: dict 
 
 def blas_threads(chains: int, cores: int | None) -> int | None:
     """BLAS threads per chain while chains run in parallel: the machine's cores shared out
-    (None: leave BLAS alone when one chain runs at a time). PyMC's own ``blas_cores`` is
+    (None: leave BLAS alone when one chain runs at a time). ``cores=None`` means PyMC's and
+    nutpie's default, one chain per core: left alone, nutpie's two GRM chains on 2 cores took
+    210 s where one BLAS thread each took 66 s (2,449 x 15 x 5). PyMC's own ``blas_cores`` is
     ignored under the fork start method (Linux's default), and nutpie's chains are threads in
     one process; left alone, each chain's BLAS calls spread over every core. Measured on 2 cores,
     two processes evaluating the 10,000 x 100 marginal 2PL gradient: 4.8-5.3 ms each with
     OpenBLAS's default threads, 1.95 ms with one thread each (``benchmarks/bench_irt.py``)."""
-    parallel = min(chains, cores or 1)
+    parallel = min(chains, cores if cores is not None else (os.cpu_count() or 1))
     return max(1, (os.cpu_count() or 1) // parallel) if parallel > 1 else None
 
 

@@ -21,6 +21,7 @@ from bayes_raters.irt.polytomous import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
     build_polytomous_model,
+    answered_logp,
     category_logp,
     item_information,
 )
@@ -190,6 +191,14 @@ class PolytomousResult(FitResult):
         return xr.Dataset({"category": (("chain", "draw", "rating"), out)}, coords=coords)
 
 
+def answer_row_index(onehot: np.ndarray, layout: CategoryLayout) -> np.ndarray:
+    """(patterns, items) category row of each answer of a one-hot pattern matrix, -1 where unanswered."""
+    out = np.full((len(onehot), layout.n_items), -1)
+    pattern, row = np.nonzero(onehot)
+    out[pattern, layout.cat_item[row]] = row
+    return out
+
+
 def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2):
     """theta per (chain, draw, respondent) from its exact conditional, the marginal
     log-likelihood of each respondent, and the mean MH acceptance rate."""
@@ -199,7 +208,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     stacked = posterior.stack(sample=("chain", "draw"))
     a = stacked["a"].transpose("sample", "item").values
     b = stacked["b"].transpose("sample", "threshold").values
-    rows = onehot[index]
+    answer_rows = answer_row_index(onehot, layout)[index]
     rng = np.random.default_rng(random_seed)
     theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
     for s in range(len(a)):
@@ -207,7 +216,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
         log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
 
         def exact(z, s=s):
-            return np.einsum("ic,ci->i", rows, category_logp(model, a[s], b[s], z, layout, lib=np))
+            return answered_logp(model, a[s], b[s], z, answer_rows, layout)
 
         theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
         accepted.append(rate)
