@@ -10,7 +10,7 @@ import pandas as pd
 import pymc as pm
 import pytest
 
-from bayes_raters import InsufficientDataError, InvalidInputError, SmallSampleWarning
+from bayes_raters import InsufficientDataError, InvalidInputError, SlopeWarning, SmallSampleWarning
 from bayes_raters.cli import main
 from bayes_raters.irt import (
     build_irt_model,
@@ -37,7 +37,11 @@ def scale(computed_once):
         table, truth = simulate_responses(400, 20, n_zero=1, n_negative=1, n_miskeyed=1, missing=0.1, random_seed=3)
         # 2,000 draws: with the pivoted difficulties (centred b from 330 answers per item) 1,000 draws
         # gave min bulk ESS 332 in the clean clone
-        return table, truth, fit_irt(table, "2pl", random_seed=4, **{**FIT, "draws": 2000})
+        # the negative and the mis-keyed item contradict a positive slope (the flat one only by
+        # chance could): the fit says so, naming them
+        with pytest.warns(SlopeWarning, match="'i018'.*'i019'"):
+            result = fit_irt(table, "2pl", random_seed=4, **{**FIT, "draws": 2000})
+        return table, truth, result
 
     return computed_once("irt_scale", compute)
 
@@ -234,7 +238,8 @@ def test_build_scale_drops_flagged_items_and_reports_reliability(scale):
 
 def test_loo_comparison_prefers_2pl_on_2pl_data(scale):
     table, _, two = scale
-    one = fit_irt(table, "1pl", random_seed=6, **{**FIT, "draws": 2000})
+    with pytest.warns(SlopeWarning, match="'i018'.*'i019'"):
+        one = fit_irt(table, "1pl", random_seed=6, **{**FIT, "draws": 2000})
     ranking = compare_irt_models({"1pl": one, "2pl": two})
     assert ranking.index[0] == "2pl"
 
@@ -256,7 +261,7 @@ def test_cli_irt_json(tmp_path, capsys):
 
 def test_cli_irt_priors_and_sampler_reach_fit_irt(tmp_path, monkeypatch):
     """--priors fixed / --sampler numpyro become hierarchical=False / nuts_sampler='numpyro';
-    the default is the hierarchical priors."""
+    without --priors fit_irt chooses (hierarchical from 10 items on, ``resolve_hierarchical``)."""
     import bayes_raters.irt as irt_package
 
     seen = []
@@ -271,6 +276,6 @@ def test_cli_irt_priors_and_sampler_reach_fit_irt(tmp_path, monkeypatch):
     for extra in ([], ["--priors", "fixed", "--sampler", "numpyro", "--quiet"]):
         with pytest.raises(KeyboardInterrupt):
             main(["irt", str(tmp_path / "answers.csv"), *extra])
-    assert seen[0]["hierarchical"] is True and seen[0]["nuts_sampler"] == "pymc"
+    assert seen[0]["hierarchical"] is None and seen[0]["nuts_sampler"] == "pymc"
     assert seen[1]["hierarchical"] is False and seen[1]["nuts_sampler"] == "numpyro"
     assert seen[0]["progressbar"] is None and seen[1]["progressbar"] is False  # --quiet: no bar; else a bar on a terminal

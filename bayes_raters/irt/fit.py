@@ -152,7 +152,7 @@ class IRTResult(FitResult):
         reasons = []
         if slope_reason(row):
             reasons.append(slope_reason(row))
-        elif self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
+        if self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
             reasons.append(f"low discrimination: P(a < {LOW_A}) = {row['p_low_a']:.2f}")
         if row["fit_ppp"] < FIT_PPP:
             reasons.append(f"poor fit: posterior predictive p = {row['fit_ppp']:.3f}")

@@ -91,20 +91,26 @@ def interval_coverage(seed: int, n_respondents: int = 1000, n_items: int = 40, m
 
 
 def simulate_ratings(n_respondents: int = 1000, n_items: int = 20, n_categories: int = 5, model: str = "grm", *,
-                     random_seed=None) -> tuple[pd.DataFrame, dict]:
+                     random_seed=None, threshold_sd: float | None = None) -> tuple[pd.DataFrame, dict]:
     """Ordinal ratings ``respondent, item, score`` (scores 1..``n_categories``) from the GRM or
     GPCM (:func:`~bayes_raters.irt.polytomous.category_logp`) with theta ~ N(0, 1), a ~
     LogNormal(0, 0.3) and thresholds an item location N(0, 1) plus centred cumulative
     LogNormal(0, 0.3) gaps (ordered, so valid for both models). Returns ``(ratings, truth)`` with
-    truth ``{"a": (items,), "b": (items * (n_categories - 1),), "theta": (respondents,)}``."""
+    truth ``{"a": (items,), "b": (items * (n_categories - 1),), "theta": (respondents,)}``.
+    ``threshold_sd``: instead, thresholds sorted N(0, threshold_sd) draws (adjacent ones can be
+    very close) and a ~ U(0.5, 2.5), a design no prior of the package generates."""
     from bayes_raters.irt.polytomous import CategoryLayout, category_logp
 
     rng = np.random.default_rng(random_seed)
     layout = CategoryLayout(np.full(n_items, n_categories))
-    a = rng.lognormal(0, 0.3, n_items)
-    gaps = np.cumsum(rng.lognormal(0, 0.3, (n_items, n_categories - 2)), axis=1)
-    cumulative = np.concatenate([np.zeros((n_items, 1)), gaps], axis=1)
-    b = (rng.normal(0, 1, n_items)[:, None] + cumulative - cumulative.mean(axis=1, keepdims=True)).ravel()
+    if threshold_sd is not None:
+        a = rng.uniform(0.5, 2.5, n_items)
+        b = np.sort(rng.normal(0, threshold_sd, (n_items, n_categories - 1)), axis=1).ravel()
+    else:
+        a = rng.lognormal(0, 0.3, n_items)
+        gaps = np.cumsum(rng.lognormal(0, 0.3, (n_items, n_categories - 2)), axis=1)
+        cumulative = np.concatenate([np.zeros((n_items, 1)), gaps], axis=1)
+        b = (rng.normal(0, 1, n_items)[:, None] + cumulative - cumulative.mean(axis=1, keepdims=True)).ravel()
     theta = rng.normal(0, 1, n_respondents)
     p = np.exp(category_logp(model, a, b, theta, layout, lib=np))
     rows = []
@@ -114,15 +120,17 @@ def simulate_ratings(n_respondents: int = 1000, n_items: int = 20, n_categories:
     return pd.DataFrame(rows, columns=["respondent", "item", "score"]), {"a": a, "b": b, "theta": theta}
 
 
-def polytomous_recovery(seed: int, model: str = "grm", ci_prob: float = 0.9, **fit_options) -> dict:
+def polytomous_recovery(seed: int, model: str = "grm", ci_prob: float = 0.9, simulation: dict | None = None,
+                        **fit_options) -> dict:
     """One data set of a GRM/GPCM recovery study (:func:`simulate_ratings` at its defaults with
     ``random_seed = seed``, fitted with ``random_seed = seed``): corr of the posterior means of
     a and of the thresholds with the truth, how many of their ``ci_prob`` intervals cover it,
     and the max R-hat. ``collapsed`` is True (and the threshold figures NaN) when a score went
-    unused and its threshold was collapsed. Module-level, so a process pool can run many seeds."""
+    unused and its threshold was collapsed. ``simulation``: other arguments of
+    :func:`simulate_ratings` (size, ``threshold_sd``). Module-level, so a process pool can run many seeds."""
     from bayes_raters.irt.polytomous_fit import fit_polytomous
 
-    ratings, truth = simulate_ratings(model=model, random_seed=seed)
+    ratings, truth = simulate_ratings(model=model, random_seed=seed, **(simulation or {}))
     result = fit_polytomous(ratings, model, random_seed=seed, **fit_options)
     items, thresholds = result.item_table(ci_prob), result.threshold_table(ci_prob)
     a, b = truth["a"], truth["b"]

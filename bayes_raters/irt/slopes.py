@@ -17,7 +17,7 @@ different numbers of categories on one footing; the mean over answered items han
 answers). Under any of the models with :math:`a_j > 0`, :math:`r_j > 0`. An item is flagged
 when the data rule out a clearly positive correlation: the one-sided upper 95% limit of
 :math:`r_j` (Fisher's z, :math:`\tanh(\operatorname{atanh} r_j + 1.645 / \sqrt{n_j - 3})`)
-stays below :data:`REST_CORR_FLOOR`. With 1,000 respondents that is :math:`r_j < 0.05`; with 50,
+stays below :data:`REST_CORR_FLOOR` (tests of :data:`MIN_ITEMS` items or more). With 1,000 respondents that is :math:`r_j < 0.05`; with 50,
 :math:`r_j < -0.14`, so small samples are not flagged by chance.
 """
 
@@ -33,6 +33,8 @@ from bayes_raters.errors import SlopeWarning
 #: Flag an item when the upper 95% limit of its item-rest correlation is below this.
 REST_CORR_FLOOR = 0.1
 Z_95 = 1.6448536269514722
+#: Fewest items for the check (with two, a negative pair does not say which item is reversed).
+MIN_ITEMS = 3
 
 
 def rest_correlations(table: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -56,7 +58,9 @@ def rest_correlations(table: pd.DataFrame, value: str) -> pd.DataFrame:
         upper = np.tanh(np.arctanh(np.clip(r, -0.999999, 0.999999)) + Z_95 / np.sqrt(n - 3)) if n > 3 else np.nan
         rows.append((r, upper))
     frame = pd.DataFrame(rows, index=pd.Index(wide.columns, name="item"), columns=["rest_corr", "rest_corr_upper"])
-    frame["contradicts_slope"] = frame["rest_corr_upper"] < REST_CORR_FLOOR
+    # with two items the "rest" is the other item: a negative pair says one of them is reversed,
+    # not which, so nothing is flagged
+    frame["contradicts_slope"] = (frame["rest_corr_upper"] < REST_CORR_FLOOR) & (len(frame) >= MIN_ITEMS)
     return frame
 
 
