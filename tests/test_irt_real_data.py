@@ -72,9 +72,11 @@ def test_neuroticism_scale_agrees_with_ml(shared_data, model):
         result = fit_polytomous(_long(wide, "score"), model, random_seed=1)
     items = result.item_table()
     a_ml = ml.groupby("item", sort=False)["a"].first()
+    print(f"\n{model}: a {items.loc[a_ml.index, 'a_mean'].round(3).tolist()} ML {a_ml.round(3).tolist()}")
     if model == "grm":
-        assert np.corrcoef(items.loc[a_ml.index, "a_mean"], a_ml)[0, 1] >= 0.99
         thresholds = result.threshold_table()
-        assert np.corrcoef(thresholds["mean"], ml["b"])[0, 1] >= 0.99
+        corr_a, corr_b = np.corrcoef(items.loc[a_ml.index, "a_mean"], a_ml)[0, 1], np.corrcoef(thresholds["mean"], ml["b"])[0, 1]
+        print(f"corr(a) {corr_a:.4f}, corr(b) {corr_b:.4f}, max |b - ML| {np.abs(thresholds['mean'].to_numpy() - ml['b'].to_numpy()).max():.3f}")
+        assert corr_a >= 0.99 and corr_b >= 0.99
     else:
         assert items.loc[a_ml.index, "a_mean"].rank().tolist() == a_ml.rank().tolist()
