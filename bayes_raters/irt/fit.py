@@ -365,7 +365,6 @@ def fit_irt(
         raise InvalidInputError(f"method must be one of {IRT_METHODS}, got {method!r}.")
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
     hierarchical = resolve_hierarchical(hierarchical, table, model)
-    warn_contradicted_slopes(rest_correlations(table, "correct"), f"IRT {model}")
     settings = dict(
         draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs, progressbar=progressbar,
@@ -377,6 +376,8 @@ def fit_irt(
 
         return fit_mirt(table, model, dims=dims, dimensions=dimensions, anchors=anchors, n_options=n_options,
                         settings=settings, random_seed=random_seed)
+    # unidimensional only: an item of another dimension may rightly correlate little with the rest
+    warn_contradicted_slopes(rest_correlations(table, "correct"), f"IRT {model}")
     if method == "joint":
         irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
         idata, report = sample_model(irt, what=f"IRT {model} (joint)", **settings)
