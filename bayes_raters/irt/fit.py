@@ -149,9 +149,7 @@ class IRTResult(FitResult):
         return table
 
     def _reasons(self, row: pd.Series) -> list[str]:
-        reasons = []
-        if slope_reason(row):
-            reasons.append(slope_reason(row))
+        reasons = [reason for reason in (slope_reason(row),) if reason]
         if self.model != "1pl" and row["p_low_a"] > LOW_A_PROB:
             reasons.append(f"low discrimination: P(a < {LOW_A}) = {row['p_low_a']:.2f}")
         if row["fit_ppp"] < FIT_PPP:
@@ -350,7 +348,7 @@ def fit_irt(
     priors; ``None`` (default) chooses the hierarchy from :data:`~bayes_raters.irt.model.HIERARCHY_MIN_ITEMS`
     items on (:func:`~bayes_raters.irt.model.resolve_hierarchical`: with fewer, the population
     scale of log a is a funnel the sampler diverges in, 286 divergences on LSAT-7). The fixed
-    priors which pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
+    priors pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
     100 x 30 Rasch data where the hierarchical priors stay within 0.012
     (``benchmarks/study_irt_priors.py``; ``models/irt.md``).
 
@@ -364,7 +362,7 @@ def fit_irt(
     if method not in IRT_METHODS:
         raise InvalidInputError(f"method must be one of {IRT_METHODS}, got {method!r}.")
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
-    hierarchical = resolve_hierarchical(hierarchical, table, model)
+    hierarchical = resolve_hierarchical(hierarchical, table)
     settings = dict(
         draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, nuts_kwargs=nuts_kwargs, progressbar=progressbar,

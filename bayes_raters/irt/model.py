@@ -302,7 +302,7 @@ def _other_items(model: str, k: int, n_items: int, hierarchical: bool, centred: 
 HIERARCHY_MIN_ITEMS = 10
 
 
-def resolve_hierarchical(hierarchical: bool | None, table: pd.DataFrame, model: str = "2pl") -> bool:
+def resolve_hierarchical(hierarchical: bool | None, table: pd.DataFrame) -> bool:
     """``hierarchical`` as given, or for None: hierarchical priors when the test has at least
     :data:`HIERARCHY_MIN_ITEMS` items. Why: with a handful of items the population scale of
     log a has almost nothing to learn from, and the centred form is a funnel. Measured, 2PL,
@@ -335,7 +335,7 @@ def build_irt_model(
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
     table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
-    return build_from_table(table, model, n_options=n_options, hierarchical=resolve_hierarchical(hierarchical, table, model))
+    return build_from_table(table, model, n_options=n_options, hierarchical=resolve_hierarchical(hierarchical, table))
 
 
 def build_from_table(table: pd.DataFrame, model: str, *, n_options: int | None, hierarchical: bool) -> pm.Model:

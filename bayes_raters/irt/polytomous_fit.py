@@ -101,9 +101,8 @@ class PolytomousResult(FitResult):
         for column, point in enumerate(theta_points):
             frame[f"info_at_{point:g}"] = information[:, column]
         frame = frame.join(rest_correlations(self.table, "category"))
-        reasons = [[r for r in (slope_reason(row),) if r] for _, row in frame.iterrows()]
-        frame["flagged"] = [bool(r) for r in reasons]
-        frame["reasons"] = ["; ".join(r) for r in reasons]
+        frame["flagged"] = frame["contradicts_slope"]
+        frame["reasons"] = [slope_reason(row) or "" for _, row in frame.iterrows()]
         return frame
 
     def information(self, theta, n_draws: int = 200) -> np.ndarray:
