@@ -212,6 +212,26 @@ def test_parallel_chains_get_their_share_of_blas_threads(monkeypatch):
     assert seen[0] == {max(1, cpus // 2)}
 
 
+
+def test_cores_none_runs_one_chain_per_cpu(monkeypatch):
+    """cores=None reaches pm.sample as a number, one chain per usable CPU: passed through as
+    None, PyMC took half the CPU count and ran the 2 chains one after the other on 2 cores."""
+    import pymc as pm
+
+    from bayes_raters.sampling import resolve_cores, usable_cores
+
+    seen = []
+
+    def fake_sample(**kwargs):
+        seen.append(kwargs["cores"])
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(pm, "sample", fake_sample)
+    irt = build_marginal_from_table(validate_responses(simulate_responses(50, 4, random_seed=8)[0]), "1pl", n_options=None, hierarchical=False)
+    with pytest.raises(RuntimeError, match="stop here"):
+        sample_model(irt, chains=2, cores=None, what="test")
+    assert seen == [min(2, usable_cores())] and resolve_cores(3, 1) == 1 and resolve_cores(1, None) == 1
+
 def _scipy_marginal(y, a, b) -> float:
     """log int prod_j p(y_j | theta) phi(theta) dtheta by scipy quad (rel. tol 1e-13), centred at the mode."""
     grid = np.linspace(-12, 12, 24001)

@@ -191,11 +191,21 @@ def rating_patterns(table: pd.DataFrame, respondents, items, layout: CategoryLay
     return onehot, index.ravel(), counts.astype(float)
 
 
+#: Half-width of the polytomous trapezoid rule (standard-normal scale).
+POLYTOMOUS_HALF_WIDTH = 6.0
+
+
 def polytomous_rule(table: pd.DataFrame, layout: CategoryLayout) -> QuadratureRule:
     """The trapezoid rule sized for the most informative respondent: an item with K categories
-    counts as K - 1 binary answers (its K - 1 thresholds)."""
+    counts as K - 1 binary answers (its K - 1 thresholds); spacing from
+    :func:`~bayes_raters.quadrature.rule_for`, on [-6, 6] rather than the binary families'
+    [-8, 8]. Measured against a 401-node rule on [-10, 10] (GRM, three random parameter sets
+    each, a ~ U(0.5, 3)): bfi neuroticism 2,800 x 5 x 6, 55 -> 41 nodes, the summed
+    log-likelihood moves by at most 8e-6 (worst respondent 8e-8); 2,449 x 15 x 5 simulated,
+    63 -> 47 nodes, by at most 7e-5, the same as before (the spacing, not the range, sets it).
+    Every gradient and every theta draw costs nodes-proportional work."""
     steps = (layout.n_categories - 1).max()
-    return rule_for(int(table.groupby("respondent").size().max() * steps))
+    return rule_for(int(table.groupby("respondent").size().max() * steps), half_width=POLYTOMOUS_HALF_WIDTH)
 
 
 #: Prior SD of the item intercepts :math:`d_{jk} = a_j b_{jk}` (logit units; GPCM, and the GRM's

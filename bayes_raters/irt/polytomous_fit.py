@@ -9,12 +9,14 @@ respondent out, as for binary items under the marginal method.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import xarray as xr
+from threadpoolctl import threadpool_limits
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.polytomous import (
@@ -31,7 +33,7 @@ from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult, interval_table, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.sampling import ConvergenceReport, resolve_cores, sample_model
 
 
 @dataclass(repr=False)
@@ -198,31 +200,46 @@ def answer_row_index(onehot: np.ndarray, layout: CategoryLayout) -> np.ndarray:
     return out
 
 
-def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2):
+def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2, cores: int | None = None):
     """theta per (chain, draw, respondent) from its exact conditional, the marginal
-    log-likelihood of each respondent, and the mean MH acceptance rate."""
+    log-likelihood of each respondent, and the mean MH acceptance rate.
+
+    Chains are drawn in parallel threads (``cores``; None: one per CPU, :func:`resolve_cores`),
+    each with its own generator spawned from ``random_seed``, so the draws do not depend on
+    the thread schedule. NumPy releases the GIL in the array work that dominates here; measured
+    (bfi neuroticism GRM, 2 x 500 draws, 2 cores): 7.8 s in one thread, see the card for two."""
     info = irt.polytomous
     layout, rule = info["layout"], info["rule"]
     onehot, index = irt["pattern_onehot"].get_value(), irt["respondent_pattern"].get_value()
-    stacked = posterior.stack(sample=("chain", "draw"))
-    a = stacked["a"].transpose("sample", "item").values
-    b = stacked["b"].transpose("sample", "threshold").values
     answer_rows = answer_row_index(onehot, layout)[index]
-    rng = np.random.default_rng(random_seed)
-    theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
-    for s in range(len(a)):
-        table = onehot @ category_logp(model, a[s], b[s], rule.nodes, layout, lib=np)
-        log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
+    chains = posterior.sizes["chain"]
+    generators = [np.random.default_rng(s) for s in np.random.SeedSequence(random_seed).spawn(chains)]
 
-        def exact(z, s=s):
-            return answered_logp(model, a[s], b[s], z, answer_rows, layout)
+    def one_chain(c: int):
+        draws = posterior.isel(chain=c)
+        a, b = draws["a"].transpose("draw", "item").values, draws["b"].transpose("draw", "threshold").values
+        theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
+        for s in range(len(a)):
+            table = onehot @ category_logp(model, a[s], b[s], rule.nodes, layout, lib=np)
+            log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
 
-        theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
-        accepted.append(rate)
-    shape = (posterior.sizes["chain"], posterior.sizes["draw"], len(index))
+            def exact(z, s=s):
+                return answered_logp(model, a[s], b[s], z, answer_rows, layout)
+
+            theta[s], rate = draw_conditional(table, exact, rule, generators[c], unit_index=index, mh_steps=mh_steps)
+            accepted.append(rate)
+        return theta, log_lik, accepted
+
+    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=resolve_cores(chains, cores)) as pool:
+        per_chain = list(pool.map(one_chain, range(chains)))
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "respondent": list(irt.coords["respondent"])}
-    as_array = lambda v, name: xr.DataArray(v.reshape(shape), dims=("chain", "draw", "respondent"), coords=coords, name=name)  # noqa: E731
-    return as_array(theta, "theta"), as_array(log_lik, "ratings"), float(np.mean(accepted))
+
+    def as_array(position: int, name: str) -> xr.DataArray:
+        values = np.stack([result[position] for result in per_chain])
+        return xr.DataArray(values, dims=("chain", "draw", "respondent"), coords=coords, name=name)
+
+    acceptance = float(np.mean([rate for result in per_chain for rate in result[2]]))
+    return as_array(0, "theta"), as_array(1, "ratings"), acceptance
 
 
 def fit_polytomous(
@@ -248,7 +265,7 @@ def fit_polytomous(
     )
     posterior = idata["posterior"].to_dataset()
     seed = None if random_seed is None else [int(random_seed), 17]
-    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=seed)
+    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=seed, cores=cores)
     posterior = posterior.assign(theta=theta)
     posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
                            theta_mh_acceptance=acceptance, quadrature_nodes=len(irt.polytomous["rule"]), model=model)
