@@ -21,6 +21,7 @@ from bayes_raters.ctt.posterior import checked_variables
 from bayes_raters.results import worst_report
 from bayes_raters.sampling import quiet_pymc, sample_model
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
+from bayes_raters.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
 
 CENTER, WIDTH = 3.5, 5.0
 N_RESPONSES, N_DOUBLE = 200, 100
@@ -306,6 +307,7 @@ CONFIGURATIONS = {
         )
         for model in ("1pl", "2pl", "3pl")
     },
+    **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (bayes_raters.sbc_polytomous)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise

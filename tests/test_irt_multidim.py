@@ -140,6 +140,8 @@ def test_confirmatory_fit_estimates_the_ability_correlation():
     loadings = result.loadings(standardized=True)
     assert loadings["fixed_zero"].sum() == 8  # each item loads on its own dimension only
     assert (loadings.loc[~loadings["fixed_zero"], "mean"].between(0.2, 1.0)).all()
+    items = result.item_table()
+    assert not items["flagged"].any() and (items["rest_corr"] > 0).all() and (items["reasons"] == "").all()
 
 
 

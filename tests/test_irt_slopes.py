@@ -73,3 +73,50 @@ def test_fits_warn_and_the_item_table_names_the_reason(shared_data):
 def test_clean_data_raise_no_slope_warning(shared_data):
     _, slope = _short_fit(fit_polytomous, _agreeableness(shared_data, recode=True), "gpcm")
     assert not slope
+
+
+def test_a_reversed_rater_is_flagged_and_the_facets_fit_warns_before_sampling(monkeypatch):
+    """Many-facet model: a rater whose scale runs backwards (score 7 - s on a 1-6 scale) has a
+    negative rater-rest correlation (against the other raters of the same response and prompt)
+    and is the only rater flagged; as simulated, none is. fit_facets names the rater."""
+    import bayes_raters.irt.facets_fit as facets_fit
+    from bayes_raters.irt import fit_facets, simulate_facet_ratings
+    from bayes_raters.irt.slopes import rater_rest_correlations
+
+    ratings, _, _ = simulate_facet_ratings(400, 8, 2, 6, random_seed=11)
+    clean = rater_rest_correlations(ratings)
+    assert not clean["contradicts_slope"].any() and (clean["rest_corr"] > 0.3).all()
+    reversed_ = ratings.assign(score=np.where(ratings["rater"] == "r3", 7 - ratings["score"], ratings["score"]))
+    evidence = rater_rest_correlations(reversed_)
+    assert evidence.index[evidence["contradicts_slope"]].tolist() == ["r3"]
+    assert evidence.loc["r3", "rest_corr"] < -0.3
+
+    def stop(*args, **kwargs):
+        raise RuntimeError("stop before sampling")
+
+    monkeypatch.setattr(facets_fit, "sample_model", stop)
+    with pytest.warns(SlopeWarning, match=r"1 rater\(s\).*'r3'"), pytest.raises(RuntimeError, match="stop before"):
+        fit_facets(reversed_, random_seed=1)
+
+
+def test_a_reversed_item_of_a_confirmatory_dimension_is_flagged(monkeypatch):
+    """Confirmatory multidimensional 2PL (each item's one loading forced positive): an item
+    answered backwards (1 - correct) is flagged against the other items of its own dimension,
+    and fit_irt(dimensions=...) names it; the exploratory model has no such check."""
+    import bayes_raters.irt.multidim_fit as multidim_fit
+    from bayes_raters.irt.simulate import simulate_factor_answers
+    from bayes_raters.irt.slopes import dimension_rest_correlations
+
+    answers, truth = simulate_factor_answers(800, (5, 5), 0.3, random_seed=4)
+    assert not dimension_rest_correlations(answers, "correct", truth["dimensions"])["contradicts_slope"].any()
+    flipped = answers.assign(correct=np.where(answers["item"] == "g1_2", 1 - answers["correct"], answers["correct"]))
+    evidence = dimension_rest_correlations(flipped, "correct", truth["dimensions"])
+    assert evidence.index[evidence["contradicts_slope"]].tolist() == ["g1_2"]
+    assert dimension_rest_correlations(flipped, "correct", None).empty
+
+    def stop(*args, **kwargs):
+        raise RuntimeError("stop before sampling")
+
+    monkeypatch.setattr(multidim_fit, "sample_model", stop)
+    with pytest.warns(SlopeWarning, match=r"other items of their dimension.*'g1_2'"), pytest.raises(RuntimeError, match="stop before"):
+        fit_irt(flipped, dimensions=truth["dimensions"], random_seed=1)

@@ -127,3 +127,34 @@ def test_uniformity_table_reads_a_quantity_added_after_some_simulations():
     group = as_datatree(ranks)["prior_sbc"]
     assert group["mu"].dims == ("sample",) and group["prmse"].sizes == {"sample_prmse": 45}
     assert plot_sbc(ranks) is not None  # the plot reads both (ArviZ failed on the NaN rows before)
+
+
+@pytest.mark.parametrize("model", ["grm", "gpcm"])
+def test_polytomous_sbc_simulator_draws_from_the_models_own_priors(model):
+    """The GRM/GPCM SBC configurations are only as good as their simulator: its slopes and
+    intercepts must follow the priors of the model that is fitted (``item_thresholds``). 4,000
+    draws of each side, two-sample KS on a, on the first intercept and on the spread of an
+    item's intercepts (the GRM's gaps); every kept data set uses every category of every item;
+    the same generator seed gives the same data."""
+    import pymc as pm
+    from scipy import stats
+
+    from bayes_raters.irt.polytomous import build_polytomous_model
+    from bayes_raters.sbc_polytomous import POLYTOMOUS_SIZE, item_parameters, simulate_polytomous
+
+    n, n_items, n_categories = POLYTOMOUS_SIZE
+    truth, ratings = simulate_polytomous(np.random.default_rng(4), model)
+    again = simulate_polytomous(np.random.default_rng(4), model)
+    pd.testing.assert_frame_equal(ratings, again[1])
+    assert truth == again[0] and len(ratings) == n * n_items
+    assert (ratings.groupby("item")["score"].nunique() == n_categories).all()
+    irt = build_polytomous_model(ratings, model)
+    prior = pm.draw([irt["a"], irt["d"]], draws=4000, random_seed=5)
+    rng = np.random.default_rng(6)
+    ours = [item_parameters(rng, model, n_items, n_categories) for _ in range(4000)]
+    a_ours, d_ours = np.array([a for a, _ in ours]), np.array([d for _, d in ours])
+    spread = lambda d: np.ptp(d[:, : n_categories - 1], axis=1)  # noqa: E731
+    for left, right in ((prior[0][:, 0], a_ours[:, 0]), (prior[1][:, 0], d_ours[:, 0]), (spread(prior[1]), spread(d_ours))):
+        assert stats.ks_2samp(left, right).pvalue > 0.001
+    if model == "grm":
+        assert (np.diff(d_ours.reshape(-1, n_items, n_categories - 1), axis=-1) >= 0).all()

@@ -34,6 +34,7 @@ from bayes_raters.irt.facets_draws import (
     prmse_draws,
     rating_logits,
 )
+from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, sample_model
@@ -77,7 +78,9 @@ class FacetsResult(FitResult):
         """One row per rater: number of ratings, mean score, severity and consistency ``a``
         (mean, ``ci_prob`` interval), ``p_inconsistent`` (module docstring), infit and
         outfit mean squares (posterior mean and interval, from about ``n_draws`` draws), worst
-        R-hat and bulk ESS of its parameters, ``flag`` and ``severity_flag`` (module docstring)."""
+        R-hat and bulk ESS of its parameters, ``flag`` and ``severity_flag`` (module docstring),
+        the rater-rest correlation (``rest_corr``, ``rest_corr_upper``, ``contradicts_slope``:
+        :func:`bayes_raters.irt.slopes.rater_rest_correlations`) and its ``reasons``."""
         severity = interval_table(self.posterior["severity"], ci_prob, ("rater",))
         a = interval_table(self.posterior["a"], ci_prob, ("rater",))
         frame = pd.DataFrame(index=severity.index)
@@ -101,6 +104,8 @@ class FacetsResult(FitResult):
             erratic |= frame["p_inconsistent"] > ERRATIC_PROBABILITY
         frame["flag"] = np.where(erratic, "erratic", np.where(frame["infit_mean"] < PREDICTABLE_MEAN_SQUARE, "too predictable", ""))
         frame["severity_flag"] = np.where(frame["severity_lower"] > 0, "severe", np.where(frame["severity_upper"] < 0, "lenient", ""))
+        frame = frame.join(rater_rest_correlations(self.table))
+        frame["reasons"] = [slope_reason(row, "rater-rest") or "" for _, row in frame.iterrows()]
         return frame
 
     def prompt_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -201,10 +206,13 @@ def fit_facets(
     """Fit the many-facet rater model to long ratings ``(response, prompt, rater, score)``
     (and, optionally, system scores ``(response, system, score)`` for PRMSE), abilities
     integrated out; see :mod:`bayes_raters.irt.facets`. ``consistency=False`` gives the
-    many-facet Rasch model (one discrimination for all raters)."""
+    many-facet Rasch model (one discrimination for all raters). Raters whose scores fall or stay
+    flat as the other raters' scores of the same responses rise raise a
+    :class:`~bayes_raters.errors.SlopeWarning` (their consistency is forced positive)."""
     model = build_facets_model(ratings, system_scores, consistency=consistency, response=response, prompt=prompt,
                                rater=rater, score=score, system=system)
     info = model.facets
+    warn_contradicted_slopes(rater_rest_correlations(info["table"]), "many-facet rater model", subject="rater")
     names = [v.name for v in model.free_RVs] + [n for n in ("a", "difficulty") if n not in {v.name for v in model.free_RVs}]
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,

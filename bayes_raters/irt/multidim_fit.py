@@ -25,6 +25,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_loglik
 from bayes_raters.quadrature import _logsumexp
+from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
@@ -90,7 +91,9 @@ class MultidimensionalIRTResult(FitResult):
         """One row per item: intercept d, multidimensional discrimination
         :math:`\\lVert a_j \\rVert` and difficulty :math:`-d_j / \\lVert a_j \\rVert` (posterior
         mean and interval), guessing c (3PL), worst R-hat and bulk ESS of the item's
-        parameters, and the proportion correct."""
+        parameters, and the proportion correct. Confirmatory fits add the item-rest correlation
+        within the item's dimension (``rest_corr``, ``rest_corr_upper``, ``contradicts_slope``:
+        :func:`bayes_raters.irt.slopes.dimension_rest_correlations`), ``flagged`` and ``reasons``."""
         post = self.posterior
         norm = np.sqrt((post["a"] ** 2).sum("dimension"))
         parts = {"d": post["d"], "mdisc": norm, "mdiff": -post["d"] / norm}
@@ -106,6 +109,10 @@ class MultidimensionalIRTResult(FitResult):
         table["r_hat"] = per_item(rhat, "max").max(axis=1)
         table["ess_bulk"] = per_item(ess, "min").min(axis=1)
         table["p_correct"] = self.table.groupby("item", sort=False)["correct"].mean().reindex(table.index)
+        if self.item_dimension:  # confirmatory: each item's one loading is forced positive
+            table = table.join(dimension_rest_correlations(self.table, "correct", self.item_dimension))
+            table["flagged"] = table["contradicts_slope"].astype(bool)
+            table["reasons"] = [slope_reason(row, "item-rest (within its dimension)") or "" for _, row in table.iterrows()]
         return table
 
     def correlations(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -297,6 +304,7 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     k = len(resolve_structure(items, dims, dimensions, anchors, wide_correct(table, respondents, items))[0])  # checked before fitting
     structure = {"dims": dims, "dimensions": dimensions, "anchors": anchors, "n_options": n_options, "k": k}
+    warn_contradicted_slopes(dimension_rest_correlations(table, "correct", dimensions), f"IRT {model} ({k} dimensions)", subject="dimension")
     mirt, idata, report, spacing, error = sample_mirt(table, model, structure, settings)
     posterior = idata["posterior"].to_dataset()
     from bayes_raters.irt.fit import _theta_seed

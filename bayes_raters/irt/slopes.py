@@ -64,6 +64,30 @@ def rest_correlations(table: pd.DataFrame, value: str) -> pd.DataFrame:
     return frame
 
 
+def dimension_rest_correlations(table: pd.DataFrame, value: str, item_dimension: dict | None) -> pd.DataFrame:
+    """:func:`rest_correlations` within each dimension's items (the confirmatory
+    multidimensional model, where each item's one loading is forced positive): the rest of
+    item j is the other items of its dimension. Empty for the exploratory model
+    (``item_dimension`` None), where only the anchors' own loadings are forced positive and
+    the anchors are chosen from the data for their strong loadings."""
+    if not item_dimension:
+        return pd.DataFrame(columns=["rest_corr", "rest_corr_upper", "contradicts_slope"], index=pd.Index([], name="item"))
+    dimension = table["item"].map(item_dimension)
+    parts = [rest_correlations(part, value) for _, part in table.groupby(dimension, sort=False)]
+    return pd.concat(parts).reindex(pd.unique(table["item"]))
+
+
+def rater_rest_correlations(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`rest_correlations` of raters (many-facet model, consistency :math:`a_r > 0`): a
+    rating's unit is its (response, prompt), the rater's score against the standardised mean
+    of the other raters' scores of the same unit. One row per rater (index ``item``, renamed
+    ``rater``)."""
+    unit = table["response"].astype(str) + "\x1f" + table["prompt"].astype(str)
+    long = pd.DataFrame({"respondent": unit, "item": table["rater"], "score": table["score"].astype(float)})
+    long = long.groupby(["respondent", "item"], sort=False, as_index=False)["score"].mean()
+    return rest_correlations(long, "score").rename_axis("rater")
+
+
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson correlation; NaN where either side is constant."""
     if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
@@ -71,27 +95,36 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def slope_reason(row: pd.Series) -> str | None:
-    """The item-table reason for a flagged item, or None."""
-    if not row.get("contradicts_slope", False):
+def slope_reason(row: pd.Series, rest: str = "item-rest") -> str | None:
+    """The table reason for a flagged item (or rater: ``rest="rater-rest"``), or None."""
+    flag = row.get("contradicts_slope", False)
+    if pd.isna(flag) or not bool(flag):
         return None
     kind = "negative" if row["rest_corr"] < 0 else "near-zero"
-    return (f"data point to a {kind} slope: item-rest r = {row['rest_corr']:.2f} "
+    return (f"data point to a {kind} slope: {rest} r = {row['rest_corr']:.2f} "
             f"(upper 95% limit {row['rest_corr_upper']:.2f}); the model forces a > 0")
 
 
-def warn_contradicted_slopes(evidence: pd.DataFrame, what: str) -> None:
-    """A :class:`~bayes_raters.errors.SlopeWarning` naming every item whose data contradict a
-    positive slope (``evidence`` from :func:`rest_correlations`)."""
-    flagged = evidence[evidence["contradicts_slope"]]
+_WORDING = {
+    "item": ("the answers to {n} item(s) fall or stay flat as the rest of the test rises, but the model "
+             "forces every slope positive: {named}. Their discriminations sit near 0 instead of below it. "
+             "Recode reverse-keyed items (or check the key), or drop them; item_table() lists them under 'reasons'."),
+    "dimension": ("the answers to {n} item(s) fall or stay flat as the other items of their dimension rise, but "
+                  "the model forces every loading positive: {named}. Their loadings sit near 0 instead of below "
+                  "it. Recode reverse-keyed items, move them to another dimension, or drop them; item_table() "
+                  "lists them under 'reasons'."),
+    "rater": ("the scores of {n} rater(s) fall or stay flat as the other raters' scores of the same responses "
+              "rise, but the model forces every rater's consistency positive: {named}. Check their score "
+              "direction (a reversed scale) or drop them; rater_table() lists them under 'reasons'."),
+}
+
+
+def warn_contradicted_slopes(evidence: pd.DataFrame, what: str, subject: str = "item") -> None:
+    """A :class:`~bayes_raters.errors.SlopeWarning` naming every item (``subject="dimension"``:
+    item within its dimension; ``"rater"``: rater) whose data contradict a positive slope
+    (``evidence`` from :func:`rest_correlations` or its variants above)."""
+    flagged = evidence[evidence["contradicts_slope"].astype(bool)]
     if flagged.empty:
         return
-    named = ", ".join(f"{item!r} (r = {r:.2f})" for item, r in flagged["rest_corr"].head(10).items())
-    warnings.warn(
-        f"{what}: the answers to {len(flagged)} item(s) fall or stay flat as the rest of the test rises, "
-        f"but the model forces every slope positive: {named}. Their discriminations sit near 0 instead of "
-        "below it. Recode reverse-keyed items (or check the key), or drop them; item_table() lists them "
-        "under 'reasons'.",
-        SlopeWarning,
-        stacklevel=3,
-    )
+    named = ", ".join(f"{name!r} (r = {r:.2f})" for name, r in flagged["rest_corr"].head(10).items())
+    warnings.warn(f"{what}: " + _WORDING[subject].format(n=len(flagged), named=named), SlopeWarning, stacklevel=3)
