@@ -99,8 +99,11 @@ def test_grm_and_gpcm_recover_1000_by_20_with_5_categories():
 
 
 #: Seeds of the close-threshold design at 500 x 10 (a set with an unused score is left out: its
-#: collapsed threshold cannot be matched to the truth).
-CLOSE_SEEDS = tuple(range(8))
+#: collapsed threshold cannot be matched to the truth). Sixteen: within a set the items share the
+#: sample's location and scale error, so one set's coverage of the thresholds ranged 21/40 to 40/40
+#: over seeds 0-7, and eight sets left the pooled share of a at 86/90 = 0.956, outside 0.85-0.95
+#: by one interval (2026-11-26, second session).
+CLOSE_SEEDS = tuple(range(16))
 
 
 @pytest.mark.slow
