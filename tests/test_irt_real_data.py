@@ -3,7 +3,10 @@ EM, ``tests/data/ml/ml_reference.R``), and the defaults on short tests (issue 36
 
 from __future__ import annotations
 
+import multiprocessing
 import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,12 +85,10 @@ def test_neuroticism_scale_agrees_with_ml(shared_data, model):
         assert items.loc[a_ml.index, "a_mean"].rank().tolist() == a_ml.rank().tolist()
 
 
-def _ability_fit(seed: int):
-    """The confirmatory 2D 2PL on psychTools' ability data, in a fresh process (numpyro: JAX
-    stays out of the pytest process, which forks later)."""
-    from pathlib import Path
-
-    wide = pd.read_csv(Path(__file__).parent / "data" / "ability" / "ability.csv")
+def _ability_fit(seed: int, data: Path):
+    """The confirmatory 2D 2PL on psychTools' ability data (under ``data``, the ``shared_data``
+    folder), in a fresh process (numpyro: JAX stays out of the pytest process, which forks later)."""
+    wide = pd.read_csv(data / "ability" / "ability.csv")
     dimensions = {item: "spatial" if item.startswith("rotate") else "reasoning" for item in wide.columns}
     result = fit_irt(_long(wide, "correct"), "2pl", dimensions=dimensions, random_seed=seed, nuts_sampler="numpyro",
                      progressbar=False)
@@ -104,13 +105,10 @@ def test_confirmatory_2d_2pl_agrees_with_ml_on_the_ability_data(shared_data):
     ML's 0.673. Measured 2026-11-26 (numpyro, seed 1, 424 s beside no other job): corr(a)
     0.9998, corr(d) 0.99997, correlation 0.669 [0.624, 0.711]; the posterior means sit below ML's
     steepest slopes by up to 0.13 (rotate_4: 2.96 against 3.09), the LogNormal(0, 0.5) prior."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     ml = pd.read_csv(shared_data / "ability" / "ml_2d_2pl_openmx.csv").set_index("item")
     summary = pd.read_csv(shared_data / "ability" / "ml_2d_2pl_openmx_summary.csv")
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        report, a, d, corr = pool.submit(_ability_fit, 1).result()
+        report, a, d, corr = pool.submit(_ability_fit, 1, shared_data).result()
     corr_a, corr_d = np.corrcoef(a.loc[ml.index], ml["a"])[0, 1], np.corrcoef(d.loc[ml.index], ml["d"])[0, 1]
     print(f"\nability 2D 2PL: corr(a) {corr_a:.4f}, corr(d) {corr_d:.5f}, ability correlation {corr:.3f} "
           f"(ML {summary['corr'].iloc[0]:.3f}); {report}")
