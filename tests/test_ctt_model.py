@@ -264,6 +264,8 @@ def test_rater_effects_recover_a_planted_severity():
     assert (means["r0"] - means.drop("r0")).min() > 0.3
 
 
+# Recovery check: `make validate` (slow marker; 60-75 s each on 2 cores, the CI budget's margin).
+@pytest.mark.slow
 def test_rater_specific_error_sd_recovers_planted_sds():
     sds = np.full(8, 0.5)
     sds[1], sds[2] = 0.2, 1.0
@@ -293,6 +295,8 @@ def test_joint_model_recovers_each_system_more_precisely_than_separate_fits():
     assert (joint_table["sd"] < separate_table["sd"]).all()
 
 
+# Recovery check: `make validate` (slow marker; 60-75 s each on 2 cores, the CI budget's margin).
+@pytest.mark.slow
 def test_ordinal_observation_recovers_the_latent_scale():
     """Ratings = round(T + e) clipped to 1..6 (the Loukina process). The ordinal model's
     sigma_e is the SD before rounding (0.6); its PRMSE refers to the latent T."""
@@ -393,6 +397,8 @@ def test_ordered_probit_logp_matches_pymc():
     np.testing.assert_allclose(array, reference, atol=1e-5)
 
 
+# Recovery check: `make validate` (slow marker; 60-75 s each on 2 cores, the CI budget's margin).
+@pytest.mark.slow
 def test_estimated_cutpoints_recover_uneven_planted_cutpoints():
     """Scores produced with uneven thresholds (2 -> 3 at 2.2, 4 -> 5 at 4.9): the estimated
     inner cutpoints find them (outer two are fixed at 1.5 and 5.5 to anchor the scale)."""
