@@ -16,7 +16,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import arviz as az
 import numpy as np
@@ -42,6 +42,8 @@ class ConvergenceReport:
     divergences: int
     chains: int
     draws: int
+    pareto_k: float | None = None
+    pareto_k_threshold: float = 0.7
 
     @property
     def problems(self) -> list[str]:
@@ -59,6 +61,8 @@ class ConvergenceReport:
             found.append(f"min tail ESS {self.min_ess_tail:.0f} < {ESS_MIN}")
         if self.divergences:
             found.append(f"{self.divergences} divergent transition(s)")
+        if self.pareto_k is not None and not self.pareto_k <= self.pareto_k_threshold:
+            found.append(f"Pareto k {self.pareto_k:.2f} > {self.pareto_k_threshold:.2f} (importance-sampled Laplace draws)")
         return found
 
     @property
@@ -101,9 +105,14 @@ def warn_if_not_converged(report: ConvergenceReport, what: str) -> None:
     """Issue a :class:`ConvergenceWarning` naming every failed check."""
     if report.problems:
         headline = "convergence cannot be checked" if report.chains < 2 else "the chains did not converge"
+        advice = "run longer (draws/tune), more chains, or simplify the model"
+        if report.pareto_k is not None:
+            headline = "the importance-sampled Laplace draws failed their check"
+            advice = "keep more draws (draws=)"
+            if not report.pareto_k <= report.pareto_k_threshold:
+                advice = "use inference='nuts' (or inference='auto', which falls back to NUTS by itself)"
         warnings.warn(
-            f"{what}: {headline} ({'; '.join(report.problems)}). Do not trust "
-            "this result: run longer (draws/tune), more chains, or simplify the model.",
+            f"{what}: {headline} ({'; '.join(report.problems)}). Do not trust this result: {advice}.",
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -221,8 +230,15 @@ def sample_model(
     progressbar: bool | None = None,
     nuts_kwargs: dict | None = None,
     initvals: dict | None = None,
+    inference: str = "nuts",
 ) -> tuple[xr.DataTree, ConvergenceReport]:
-    """Sample ``model`` with NUTS and report convergence.
+    r"""Sample ``model`` with NUTS (or importance-sampled Laplace draws) and report convergence.
+
+    ``inference``: ``"nuts"``; ``"laplace"`` (:mod:`bayes_raters.laplace`: mode, Hessian,
+    Pareto-smoothed importance sampling; a failed Pareto :math:`\hat k` check is a problem in
+    the report); or ``"auto"``: the Laplace draws when their report passes every rule (Pareto
+    :math:`\hat k`, R-hat between the chains' batches, ESS), NUTS otherwise (the posterior's
+    ``inference`` attribute says which, and why NUTS ran).
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
     chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
@@ -241,6 +257,16 @@ def sample_model(
     """
     if draws < 1 or tune < 0 or chains < 1:
         raise InvalidInputError(f"need draws >= 1, tune >= 0, chains >= 1; got {draws}, {tune}, {chains}.")
+    if inference not in INFERENCE:
+        raise InvalidInputError(f"inference must be one of {INFERENCE}, got {inference!r}.")
+    fallback = ""
+    if inference != "nuts":
+        idata, check = _laplace(model, draws, chains, random_seed, var_names)
+        report = laplace_report(idata, check, check_var_names) if idata is not None else None
+        if report is not None and (report.converged or inference == "laplace"):
+            warn_if_not_converged(report, what)
+            return idata, report
+        fallback = f"nuts (the Laplace draws were rejected: {check.reason or '; '.join(report.problems)})"
     kwargs = sampler_settings(nuts_sampler, target_accept, nuts_kwargs)
     cores = resolve_cores(chains, cores)
     with quiet_pymc(), model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
@@ -259,10 +285,30 @@ def sample_model(
             **kwargs,
         )
     idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
+    idata["posterior"].attrs["inference"] = fallback or "nuts"
     idata = _without_object_stats(idata)
     report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report
+
+
+INFERENCE = ("nuts", "laplace", "auto")
+
+
+def _laplace(model, draws, chains, random_seed, var_names):
+    from bayes_raters.laplace import sample_laplace  # noqa: PLC0415  (imports this module)
+
+    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names)
+
+
+def laplace_report(idata: xr.DataTree, check, var_names: Sequence[str] | None = None) -> ConvergenceReport:
+    r"""The convergence report of importance-sampled Laplace draws: R-hat between the chains'
+    independent batches, the smaller of ArviZ's ESS and the importance-sampling effective size
+    (:mod:`bayes_raters.laplace`), no divergences, and Pareto :math:`\hat k` with its threshold."""
+    report = convergence_report(idata, var_names)
+    return replace(report, min_ess_bulk=float(min(report.min_ess_bulk, check.ess)), min_ess_tail=float(min(report.min_ess_tail, check.ess)),
+                   pareto_k=float(check.pareto_k), pareto_k_threshold=float(check.k_threshold))
 
 
 def _without_object_stats(idata: xr.DataTree) -> xr.DataTree:

@@ -84,7 +84,10 @@ def diagnostics(report) -> dict:
     if not hasattr(report, "max_r_hat"):
         return {}
     names = ("max_r_hat", "min_ess_bulk", "min_ess_tail", "divergences")
-    return {f"{DIAGNOSTIC_PREFIX}{name}": float(getattr(report, name)) for name in names}
+    out = {f"{DIAGNOSTIC_PREFIX}{name}": float(getattr(report, name)) for name in names}
+    # importance-sampled Laplace draws (inference="auto" kept them): their Pareto k; NaN when NUTS ran
+    k = getattr(report, "pareto_k", None)
+    return {**out, f"{DIAGNOSTIC_PREFIX}pareto_k": float("nan") if k is None else float(k)}
 
 
 def simulation_seeds(n_simulations: int, seed: int = 0) -> list[int]:

@@ -66,14 +66,15 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
                 name = "a_common" if model == "1pl" else "a"
                 ess = az.ess(posterior[[name]])[name]
                 stats = result.idata["sample_stats"].to_dataset()
-                steps = float((stats["n_steps"] if "n_steps" in stats else stats["tree_size"]).mean())
+                steps = next((float(stats[k].mean()) for k in ("n_steps", "tree_size") if k in stats), float("nan"))
+                path = posterior.attrs.get("inference", "nuts").split(" ")[0]  # the Laplace draws have no NUTS steps
                 r_hat = az.rhat(posterior[[v for v in ("a", "b") if v in posterior]])
                 max_r_hat = max(float(r_hat[v].max()) for v in r_hat.data_vars)
                 corr = _corr(posterior["a"].mean(("chain", "draw")).sel(item=items), truth["a"]) if model == "2pl" else float("nan")
                 print(
-                    f"{n_respondents:>6} x {n_items:<4} {model} {method:>8} {sampler:>6}: wall {seconds:6.1f} s, "
-                    f"sampling {sampling:6.1f} s, min ESS({name}) {float(ess.min()):5.0f}, "
-                    f"ESS/s {float(ess.min()) / sampling:6.1f}, max R-hat(a, b) {max_r_hat:.3f}, "
+                    f"{n_respondents:>6} x {n_items:<4} {model} {method:>8} {sampler:>6} ({path}): wall {seconds:6.1f} s, "
+                    f"sampling {sampling:6.1f} s, min ESS({name}) {float(ess.min()):5.0f} (report {result.report.min_ess_bulk:.0f}), "
+                    f"ESS/s of wall {result.report.min_ess_bulk / seconds:6.1f}, max R-hat(a, b) {max_r_hat:.3f}, "
                     f"divergences {result.report.divergences}, steps/draw {steps:4.1f}, corr(a) {corr:.3f}"
                     f"{'; warned' if caught else ''}",
                     flush=True,

@@ -7,7 +7,8 @@ Each row: wall time of ``fit_polytomous`` (sampling, theta draws, everything), m
 and the ratio of our wall time to each ML fit. Data: bfi's neuroticism scale (real, 2,800 x 5 x 6,
 ``tests/data/bfi``) and simulated GRM answers of the issue's size (2,449 x 15 x 5, thresholds
 sorted N(0, 1.2) draws, a ~ U(0.5, 2.5)). Run: ``.venv/bin/python benchmarks/bench_irt_polytomous.py
-[--sets bfi sim] [--models grm gpcm]``.
+[--sets bfi sim] [--models grm gpcm] [--compare-nuts]``: the default (``inference="auto"``; the
+path that ran is printed) and, with ``--compare-nuts``, NUTS on the same data beside it.
 """
 
 from __future__ import annotations
@@ -89,27 +90,46 @@ def openmx_seconds(wide: pd.DataFrame, model: str) -> float | None:
     return float(run.stdout.split()[0])
 
 
-def ours(wide: pd.DataFrame, model: str) -> dict:
+def ours(wide: pd.DataFrame, model: str, inference: str = "auto") -> dict:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = fit_polytomous(long(wide), model, random_seed=1)
+        result = fit_polytomous(long(wide), model, random_seed=1, inference=inference)
     wall = time.perf_counter() - start
     report = result.convergence
-    return {"wall": wall, "ess_bulk": report.min_ess_bulk, "ess_tail": report.min_ess_tail,
-            "r_hat": report.max_r_hat, "divergences": report.divergences}
+    return {"wall": wall, "ess_bulk": report.min_ess_bulk, "ess_tail": report.min_ess_tail, "r_hat": report.max_r_hat,
+            "divergences": report.divergences, "pareto_k": report.pareto_k, "result": result,
+            "inference": result.posterior.attrs.get("inference", "nuts").split(" ")[0]}
+
+
+def compare(default, nuts) -> str:
+    """Per parameter: |posterior mean difference| / NUTS's SD (max over a; over thresholds), the
+    range of SD ratios, and the correlation of the respondents' posterior mean thetas."""
+    parts = []
+    ratios = []
+    for name in ("a", "b"):
+        x, y = default.posterior[name], nuts.posterior[name]
+        z = np.abs(x.mean(("chain", "draw")) - y.mean(("chain", "draw"))) / y.std(("chain", "draw"))
+        parts.append(f"{float(z.max()):.3f}")
+        ratios.append((x.std(("chain", "draw")) / y.std(("chain", "draw"))).values)
+    ratios = np.concatenate(ratios)
+    theta = np.corrcoef(default.posterior["theta"].mean(("chain", "draw")), nuts.posterior["theta"].mean(("chain", "draw")))[0, 1]
+    return f"{'; '.join(parts)} | {ratios.min():.2f}-{ratios.max():.2f} | {theta:.5f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=["bfi", "sim"], choices=["bfi", "sim"])
     parser.add_argument("--models", nargs="+", default=["grm", "gpcm"], choices=["grm", "gpcm"])
+    parser.add_argument("--compare-nuts", action="store_true", help="also fit with inference='nuts' and compare the posteriors")
     args = parser.parse_args()
     print(machine_line())
     sets = {"bfi": ("bfi neuroticism 2,800 x 5 x 6 (real)", lambda: pd.read_csv(DATA / "bfi" / "bfi_neuroticism.csv")),
             "sim": ("simulated GRM 2,449 x 15 x 5", simulated)}
-    print("| data | model | ours wall s | min ESS bulk/tail | ESS/s | max R-hat | div | girth MML s | OpenMx EM s | ratio to girth / OpenMx |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| data | model | ours wall s (path) | min ESS bulk/tail | ESS/s | max R-hat | div | Pareto k | girth MML s | OpenMx EM s "
+          "| ratio to girth / OpenMx |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    comparisons = []
     for key in args.sets:
         label, load = sets[key]
         wide = load()
@@ -117,10 +137,18 @@ def main() -> None:
             row = ours(wide, model)
             g, o = girth_seconds(wide, model), openmx_seconds(wide, model)
             ratio_o = f"{row['wall'] / o:.0f}" if o else "n/a"
-            print(f"| {label} | {model.upper()} | {row['wall']:.1f} | {row['ess_bulk']:.0f}/{row['ess_tail']:.0f} "
-                  f"| {row['ess_bulk'] / row['wall']:.1f} | {row['r_hat']:.3f} | {row['divergences']} | {g:.2f} | "
+            k = "n/a" if row["pareto_k"] is None else f"{row['pareto_k']:.2f}"
+            print(f"| {label} | {model.upper()} | {row['wall']:.1f} ({row['inference']}) | {row['ess_bulk']:.0f}/{row['ess_tail']:.0f} "
+                  f"| {row['ess_bulk'] / row['wall']:.1f} | {row['r_hat']:.3f} | {row['divergences']} | {k} | {g:.2f} | "
                   f"{o if o is not None else 'n/a'} | {row['wall'] / g:.0f} / {ratio_o} |", flush=True)
-
+            if args.compare_nuts:
+                nuts = ours(wide, model, "nuts")
+                comparisons.append(f"| {label} | {model.upper()} | {k} | {nuts['wall']:.1f} | {compare(row['result'], nuts['result'])} |")
+    if comparisons:
+        print("\nThe default against inference='nuts' on the same data (seed 1):\n")
+        print("| data | model | Pareto k | NUTS wall s | max abs mean difference / NUTS SD (a; thresholds) | SD ratio range | theta means corr |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(comparisons))
 
 if __name__ == "__main__":
     main()

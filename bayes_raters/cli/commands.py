@@ -178,6 +178,7 @@ def convergence_record(report) -> dict:
         **{key: json_value(key, getattr(report, key)) for key in ("max_r_hat", "min_ess_bulk", "min_ess_tail", "divergences")},
         "chains": int(report.chains),
         "draws": int(report.draws),
+        **({} if getattr(report, "pareto_k", None) is None else {"pareto_k": float(report.pareto_k)}),
     }
 
 
@@ -194,7 +195,7 @@ def irt(args: argparse.Namespace) -> Output:
             answers, args.model, n_options=args.n_options, method=args.method, hierarchical=None if args.priors is None else args.priors != "fixed",
             nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
             respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
-            progressbar=progressbar(args),
+            progressbar=progressbar(args), inference=args.inference,
         )
     tables = {"items": result.item_table(), "respondents": result.respondent_table()}
     return _irt_output(result, tables, args)
@@ -211,6 +212,7 @@ def _irt_output(result, tables: dict, args: argparse.Namespace) -> Output:
                  + text_table(flagged, 3) if len(flagged) else "\n\nno item pair flagged for local dependence (Yen's Q3)")
     data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}  # pairs: item_a, item_b columns
     data["convergence"] = convergence_record(result.convergence)
+    data["convergence"]["inference"] = result.posterior.attrs.get("inference", "nuts")  # which path ran, and why
     return Output(text, data, tables)
 
 
@@ -256,7 +258,7 @@ def _polytomous(args: argparse.Namespace, ratings: pd.DataFrame) -> Output:
         result = fit_polytomous(
             ratings, args.model, nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains,
             random_seed=args.seed, respondent=args.respondent_column, item=args.item_column, score=args.score_column,
-            progressbar=progressbar(args),
+            progressbar=progressbar(args), inference=args.inference,
         )
     tables = {"items": result.item_table(), "thresholds": result.threshold_table(), "respondents": result.respondent_table()}
     return _irt_output(result, tables, args)

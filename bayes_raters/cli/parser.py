@@ -18,7 +18,7 @@ FLAGS = {
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
     "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
     "annotator": "--annotator-column", "ties": "--ties", "dims": "--dims", "anchors": "--anchors",
-    "prompt": "--prompt-column",
+    "prompt": "--prompt-column", "inference": "--inference",
 }
 _CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
@@ -161,6 +161,11 @@ def _irt_parser(commands) -> None:
         "LogNormal(0, 0.5); grm and gpcm have fixed priors only",
     )
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
+    irt.add_argument(
+        "--inference", choices=["auto", "nuts", "laplace"], default="auto",
+        help="unidimensional marginal fits: auto keeps importance-sampled Laplace draws when they pass their checks (Pareto k, R-hat, ESS) "
+        "and runs NUTS otherwise; nuts or laplace forces one",
+    )
     structure = irt.add_mutually_exclusive_group()
     structure.add_argument(
         "--dims", type=int, metavar="K", default=None,

@@ -329,8 +329,9 @@ def fit_irt(
     dims: int | None = None,
     dimensions: dict | None = None,
     anchors=None,
+    inference: str = "auto",
 ) -> IRTResult:
-    """Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
+    r"""Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
     ``(respondent, item, correct)``; missing answers are absent rows.
 
     ``method="marginal"`` (default) integrates the abilities out by quadrature and samples
@@ -342,6 +343,12 @@ def fit_irt(
     sampled parameters; a :class:`ConvergenceWarning` is issued if it fails. The draws repeat
     exactly for the same ``random_seed`` (theta draws included). ``progressbar``: None (default)
     shows the sampler's progress bar in a terminal or notebook only.
+
+    ``inference`` (unidimensional marginal method): ``"auto"`` (default) keeps importance-sampled
+    Laplace draws of the item parameters when they pass every check (Pareto :math:`\hat k`, R-hat, ESS)
+    (:mod:`bayes_raters.laplace`) and samples with NUTS otherwise; ``"nuts"``/``"laplace"`` force
+    one (``draws`` per chain either way; the Laplace path resamples them from twice as many
+    proposals). LSAT-7's 2PL: 9-10 s with NUTS, 3.3-4.4 s this way when the draws pass (``models/irt.md``).
 
     ``hierarchical=True`` gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
@@ -383,7 +390,8 @@ def fit_irt(
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
     else:
-        irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, settings)
+        marginal = {**settings, "inference": inference}
+        irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, marginal)
         posterior = idata["posterior"].to_dataset()
         theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed))
         posterior = posterior.assign(theta=theta)
