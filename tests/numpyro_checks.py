@@ -18,7 +18,8 @@ SETTINGS = {"draws": 1000, "tune": 1000, "chains": 2}  # ESS >= 400 with margin
 # 3-7, 4 chains: max R-hat 1.0012-1.0043, min bulk ESS >= 2,560, no divergences on either sampler.
 # The hierarchical 2PL on so few items gave one divergence in 3 of 5 PyMC seeds (300 x 6, and
 # 1 in 5 at 400 x 10), and with 2 chains max R-hat reached 1.010: a failed check with no backend fault.
-IRT_SETTINGS = {"draws": 1000, "tune": 1000, "chains": 4, "hierarchical": False}
+# inference="nuts": these checks are of the NUTS backends (the default would take Laplace draws here).
+IRT_SETTINGS = {"draws": 1000, "tune": 1000, "chains": 4, "hierarchical": False, "inference": "nuts"}
 
 
 def _agree(left, right, name: str) -> None:
