@@ -8,12 +8,11 @@ mode :math:`\hat x` (L-BFGS) and the negative Hessian :math:`H` at it, the propo
 :math:`q = N(\hat x, H^{-1})`. For :math:`S` proposals :math:`x_s \sim q` the importance
 log-weights are :math:`\log r_s = \log p(x_s) - \log q(x_s)`; Pareto smoothing of their upper
 tail (Vehtari et al. 2024, ``arviz_stats``' ``psislw``) gives smoothed weights :math:`w_s` and
-the shape estimate :math:`\hat k`. The draws are trusted when
-
-- :math:`\hat k \le \min(0.7,\ 1 - 1/\log_{10} S)`: below it the weighted estimates converge at
-  the usual rate (the paper's sample-size-dependent threshold), and
-- Kish's effective size :math:`1 / \sum_s w_s^2` of each chain's batch is large enough that the
-  resampled draws carry ``ESS_MIN`` (400) over all chains (below).
+the shape estimate :math:`\hat k`. Here the draws fail when
+:math:`\hat k > \min(0.7,\ 1 - 1/\log_{10} S)` (below it the weighted estimates converge at the
+usual rate: the paper's sample-size-dependent threshold); the convergence report built from them
+(:func:`bayes_raters.sampling.laplace_report`) adds the ESS rule (``ESS_MIN``, 400, on the
+effective size below, from Kish's :math:`1 / \sum_s w_s^2` per chain) and R-hat.
 
 Each chain has its own batch of proposals (its own spawned generator) and keeps ``draws`` of
 them resampled with probabilities :math:`w_s` (systematic resampling, :func:`_resample`), so the posterior has the usual
