@@ -64,6 +64,8 @@ import numpy as np
 import pytensor.tensor as pt
 from pytensor.gradient import disconnected_grad
 
+from bayes_raters.interpolant import interpolant_draws
+
 #: Default half-width and spacing of the trapezoid rule (standard-normal scale).
 HALF_WIDTH = 8.0
 SPACING = 0.2
@@ -183,44 +185,6 @@ def conditional_moments(node_loglik: np.ndarray, rule: QuadratureRule) -> tuple[
     return mean, np.sqrt(np.maximum(weights @ rule.nodes**2 - mean**2, 0.0))
 
 
-def _cell_log_mass(left: np.ndarray, right: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """log of :math:`\\int_0^h e^{l + (r - l) t / h} dt = h e^l (e^d - 1) / d`, d = r - l (stable)."""
-    d = right - left
-    small = np.abs(d) < 1e-8
-    safe = np.where(small, 1.0, d)
-    log_ratio = np.where(small, 0.0, np.log(np.abs(np.expm1(safe)) / np.abs(safe)))
-    return np.log(width) + left + log_ratio
-
-
-def _interpolant(log_post: np.ndarray, nodes: np.ndarray):
-    """Cell log-masses (units, cells) and normaliser of the piecewise-exponential density."""
-    width = np.diff(nodes)
-    log_mass = _cell_log_mass(log_post[:, :-1], log_post[:, 1:], width)
-    return log_mass, _logsumexp(log_mass, axis=-1)
-
-
-def _interpolant_logpdf(z, log_post, nodes, log_norm, index) -> np.ndarray:
-    """Log density of the interpolant of group ``index[i]`` at ``z[i]``."""
-    cell = np.clip(np.searchsorted(nodes, z) - 1, 0, len(nodes) - 2)
-    left, right = log_post[index, cell], log_post[index, cell + 1]
-    t = (z - nodes[cell]) / (nodes[cell + 1] - nodes[cell])
-    return left + (right - left) * t - log_norm[index]
-
-
-def _sample_interpolant(log_post, nodes, cdf, index, rng) -> np.ndarray:
-    """Exact draws (one per unit) from the piecewise-exponential interpolant of its group:
-    a cell by its mass (``cdf``: normalised cumulative cell masses per group), then the cell's
-    inverse CDF :math:`t = h \\log(1 + v (e^d - 1)) / d`."""
-    u = rng.random(len(index))
-    cell = np.minimum((cdf[index] < u[:, None]).sum(axis=-1), len(nodes) - 2)
-    d = log_post[index, cell + 1] - log_post[index, cell]
-    v = rng.random(len(index))
-    small = np.abs(d) < 1e-8
-    safe = np.where(small, 1.0, d)
-    t = np.where(small, v, np.log1p(v * np.expm1(safe)) / safe)
-    return nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
-
-
 def draw_conditional(
     node_loglik: np.ndarray,
     point_loglik: Callable[[np.ndarray], np.ndarray],
@@ -236,27 +200,26 @@ def draw_conditional(
     rule's (sorted) nodes. ``unit_index`` maps units to groups (default: one unit per group);
     units of a group get independent draws. ``point_loglik(z)`` returns the exact
     log-likelihood of every unit at its own ``z`` (units,). Returns ``(z, acceptance rate)``.
+    The proposals of an independence sampler do not depend on the current state, so the first
+    draw and all ``mh_steps`` proposals come from one compiled pass
+    (:func:`bayes_raters.interpolant.interpolant_draws`).
     """
     index = np.arange(len(node_loglik)) if unit_index is None else np.asarray(unit_index)
-    nodes = rule.nodes
-    log_post = node_loglik + _log_phi(nodes)  # per group: interpolant built once
-    log_mass, log_norm = _interpolant(log_post, nodes)
-    cdf = np.cumsum(np.exp(log_mass - log_norm[:, None]), axis=-1)
-    z = _sample_interpolant(log_post, nodes, cdf, index, rng)
+    log_post = np.ascontiguousarray(node_loglik + _log_phi(rule.nodes), dtype=float)
+    points, log_q = interpolant_draws(log_post, rule.nodes, index, mh_steps + 1, rng)
+    z = points[0]
     if mh_steps == 0:
         return z, 1.0
 
-    def log_ratio_at(points):
-        exact = point_loglik(points) + _log_phi(points)
-        return exact - _interpolant_logpdf(points, log_post, nodes, log_norm, index)
+    def log_ratio_at(step):  # exact log conditional over the interpolant's log density
+        return point_loglik(points[step]) + _log_phi(points[step]) - log_q[step]
 
-    log_ratio = log_ratio_at(z)
+    log_ratio = log_ratio_at(0)
     accepted = 0
-    for _ in range(mh_steps):
-        proposal = _sample_interpolant(log_post, nodes, cdf, index, rng)
-        proposed = log_ratio_at(proposal)
+    for step in range(1, mh_steps + 1):
+        proposed = log_ratio_at(step)
         accept = np.log(rng.random(len(z))) < proposed - log_ratio
-        z = np.where(accept, proposal, z)
+        z = np.where(accept, points[step], z)
         log_ratio = np.where(accept, proposed, log_ratio)
         accepted += int(accept.sum())
     return z, accepted / (mh_steps * len(z))

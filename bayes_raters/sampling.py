@@ -238,7 +238,10 @@ def sample_model(
     Pareto-smoothed importance sampling; a failed Pareto :math:`\hat k` check is a problem in
     the report); or ``"auto"``: the Laplace draws when their report passes every rule (Pareto
     :math:`\hat k`, R-hat between the chains' batches, ESS), NUTS otherwise (the posterior's
-    ``inference`` attribute says which, and why NUTS ran).
+    ``inference`` attribute says which, and why NUTS ran). When a batch passes the Pareto check
+    but not R-hat or ESS, one fresh batch with twice the proposals is drawn from the same mode
+    and Hessian before NUTS (:func:`bayes_raters.laplace.sample_laplace`; the posterior's
+    ``laplace_batch`` attribute says which batch was kept).
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
     chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
@@ -261,11 +264,13 @@ def sample_model(
         raise InvalidInputError(f"inference must be one of {INFERENCE}, got {inference!r}.")
     fallback = ""
     if inference != "nuts":
-        idata, check = _laplace(model, draws, chains, random_seed, var_names)
-        report = laplace_report(idata, check, check_var_names) if idata is not None else None
-        if report is not None and (report.converged or inference == "laplace"):
-            warn_if_not_converged(report, what)
-            return idata, report
+        for idata, check in _laplace(model, draws, chains, random_seed, var_names):
+            report = laplace_report(idata, check, check_var_names) if idata is not None else None
+            if report is not None and (report.converged or inference == "laplace"):
+                warn_if_not_converged(report, what)
+                return idata, report
+            if report is None or check.reason:  # no mode, or the Pareto check failed: NUTS
+                break
         fallback = f"nuts (the Laplace draws were rejected: {check.reason or '; '.join(report.problems)})"
     kwargs = sampler_settings(nuts_sampler, target_accept, nuts_kwargs)
     cores = resolve_cores(chains, cores)
@@ -298,8 +303,13 @@ INFERENCE = ("nuts", "laplace", "auto")
 def _laplace(model, draws, chains, random_seed, var_names):
     from bayes_raters.laplace import sample_laplace  # noqa: PLC0415  (imports this module)
 
-    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names)
+    batches = sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names, retry=True)
+    while True:
+        with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            batch = next(batches, None)
+        if batch is None:
+            return
+        yield batch
 
 
 def laplace_report(idata: xr.DataTree, check, var_names: Sequence[str] | None = None) -> ConvergenceReport:

@@ -10,7 +10,13 @@ import pytest
 from scipy import integrate, special, stats
 
 from bayes_raters.errors import BayesRatersError, InputWarning
-from bayes_raters.irt.polytomous import CategoryLayout, build_polytomous_model, category_logp, validate_ordinal_ratings
+from bayes_raters.irt.polytomous import (
+    CategoryLayout,
+    answered_logp,
+    build_polytomous_model,
+    category_logp,
+    validate_ordinal_ratings,
+)
 
 LAYOUT = CategoryLayout(np.array([2, 3, 5, 4]))
 A = np.array([0.7, 1.3, 2.0, 1.0])
@@ -46,6 +52,27 @@ def test_pytensor_and_numpy_category_probabilities_agree(model):
     a, b, theta = pt.dvector("a"), pt.dvector("b"), pt.dvector("theta")
     graph = category_logp(model, a, b, theta, LAYOUT).eval({a: A, b: B, theta: THETA})
     np.testing.assert_allclose(graph, category_logp(model, A, B, THETA, LAYOUT, lib=np), atol=1e-12)
+
+
+@pytest.mark.parametrize("model", ["grm", "gpcm"])
+def test_answered_log_probabilities_match_the_category_formulas(model):
+    """answered_logp (the GPCM's compiled kernel included) against category_logp summed over
+    each unit's answers: items of 2-5 categories, missing answers, slopes up to 150 and
+    abilities out to +-9, so the kernel's overflow fallback runs too."""
+    rng = np.random.default_rng(3)
+    layout = CategoryLayout(np.array([2, 5, 3, 4, 5]))
+    a = np.array([0.4, 1.0, 2.5, 8.0, 150.0])
+    b = np.concatenate([np.sort(rng.normal(0, 1.5, k - 1)) for k in layout.n_categories])
+    theta = np.concatenate([rng.normal(0, 2, 60), [-9.0, 9.0, 0.0]])
+    rows = np.full((len(theta), layout.n_items), -1)
+    for j, k in enumerate(layout.n_categories):
+        answered = rng.random(len(theta)) > 0.2
+        rows[answered, j] = layout.cat_start[j] + rng.integers(k, size=answered.sum())
+    every = category_logp(model, a, b, theta, layout, lib=np)  # (category rows, units)
+    expected = np.array([sum(every[r, i] for r in rows[i] if r >= 0) for i in range(len(theta))])
+    got = answered_logp(model, a, b, theta, rows, layout)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-9)
 
 
 def _ratings(seed=0, n=40, missing=0.1):

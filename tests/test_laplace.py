@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pymc as pm
@@ -100,3 +101,32 @@ def test_unknown_inference_gets_a_clear_error():
 def test_k_threshold_follows_the_number_of_proposals():
     assert k_threshold(100) == pytest.approx(0.5)
     assert k_threshold(100_000) == 0.7
+
+
+def test_a_batch_failing_only_on_noise_is_redrawn_before_nuts(monkeypatch):
+    """A first batch that passes the Pareto check but fails R-hat gets one fresh batch with twice
+    the proposals from the same mode and Hessian (no NUTS, no second optimisation); a batch that
+    fails the Pareto check goes to NUTS directly (previous test)."""
+    import bayes_raters.laplace as laplace
+    import bayes_raters.sampling as sampling
+
+    model, _, _ = _regression()
+    optimisations = []
+    original_mode, original_report = laplace._mode, sampling.laplace_report
+    monkeypatch.setattr(laplace, "_mode", lambda *args: optimisations.append(1) or original_mode(*args))
+    reports = []
+
+    def first_fails_r_hat(idata, check, var_names=None):
+        report = original_report(idata, check, var_names)
+        reports.append(report)
+        return report if len(reports) > 1 else replace(report, max_r_hat=1.05)
+
+    monkeypatch.setattr(sampling, "laplace_report", first_fails_r_hat)
+    monkeypatch.setattr(pm, "sample", lambda *args, **kwargs: pytest.fail("NUTS ran"))
+    idata, report = sample_model(model, draws=300, chains=2, random_seed=3, inference="auto", what="test")
+    attrs = idata["posterior"].attrs
+    assert len(reports) == 2 and len(optimisations) == 1
+    assert attrs["inference"] == "laplace" and attrs["laplace_batch"] == 2 and attrs["proposals_per_chain"] == 4 * 300
+    assert report.converged and report.max_r_hat <= 1.01
+    first, _ = sample_laplace(model, draws=300, chains=2, random_seed=3)
+    assert not np.array_equal(first["posterior"]["beta"].values, idata["posterior"]["beta"].values)

@@ -32,15 +32,19 @@ then leaves out a respondent, which is what model comparison needs.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
+from threadpoolctl import threadpool_limits
 
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
 from bayes_raters.irt.model import asymptote_logs, centred_items, item_pivots, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, fast_softplus, marginal_loglik, rule_for, trapezoid_rule
+from bayes_raters.sampling import resolve_cores
 
 
 def answer_patterns(table: pd.DataFrame, respondents, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -232,37 +236,52 @@ def _item_draws(posterior: xr.Dataset, items) -> tuple[np.ndarray, ...]:
 
 
 def conditional_abilities(
-    posterior: xr.Dataset, irt: pm.Model, model: str, rule: QuadratureRule | None = None, random_seed=None, mh_steps: int = 2
+    posterior: xr.Dataset, irt: pm.Model, model: str, rule: QuadratureRule | None = None, random_seed=None, mh_steps: int = 2,
+    cores: int | None = None,
 ) -> tuple[xr.DataArray, xr.DataArray, float]:
     """Draw every respondent's theta from its exact conditional, once per posterior draw.
     ``rule`` must be the one the model was built with (default: the builder's default).
+    Chains run in parallel threads (``cores``; None: one per CPU), each with its own generator
+    spawned from ``random_seed``, so the draws do not depend on the thread schedule (NumPy
+    releases the GIL in the array work; 2,000 x 100 2PL, 2 x 500 draws: 19 s in one thread).
 
     Returns ``(theta, log_lik, acceptance)``: theta and the marginal log-likelihood of each
     respondent's answers, both (chain, draw, respondent), and the mean MH acceptance rate."""
     data = {name: irt[name].get_value() for name in ("pattern_correct", "pattern_answered", "respondent_pattern")}
     correct, answered, index = data["pattern_correct"], data["pattern_answered"], data["respondent_pattern"]
     items, respondents = list(irt.coords["item"]), list(irt.coords["respondent"])
-    a, b, c, d = _item_draws(posterior, items)
     rule = rule or default_rule(answered)
     logistic = model in ("1pl", "2pl")
     complete = bool(answered.all())
-    rng = np.random.default_rng(random_seed)
     rows_y, rows_m = correct[index], answered[index]
-    theta = np.empty((len(a), len(index)))
-    log_lik = np.empty_like(theta)
-    accepted = []
-    for s in range(len(a)):
-        table = node_loglik(correct, answered, a[s], b[s], c[s], d[s], rule.nodes, logistic=logistic, complete=complete, lib=np)
-        log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
+    chains = posterior.sizes["chain"]
+    if isinstance(random_seed, np.random.Generator):
+        generators = random_seed.spawn(chains)
+    else:
+        generators = [np.random.default_rng(s) for s in np.random.SeedSequence(random_seed).spawn(chains)]
 
-        linear = (rows_y @ a[s], rows_y @ (a[s] * b[s])) if logistic else None
+    def one_chain(chain: int):
+        a, b, c, d = _item_draws(posterior.isel(chain=[chain]), items)
+        theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
+        for s in range(len(a)):
+            table = node_loglik(correct, answered, a[s], b[s], c[s], d[s], rule.nodes, logistic=logistic, complete=complete, lib=np)
+            log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
+            linear = (rows_y @ a[s], rows_y @ (a[s] * b[s])) if logistic else None
 
-        def exact(z, s=s, linear=linear):
-            return point_loglik(rows_y, rows_m, a[s], b[s], c[s], d[s], z, logistic=logistic, linear=linear)
+            def exact(z, s=s, linear=linear):
+                return point_loglik(rows_y, rows_m, a[s], b[s], c[s], d[s], z, logistic=logistic, linear=linear)
 
-        theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
-        accepted.append(rate)
-    shape = (posterior.sizes["chain"], posterior.sizes["draw"], len(index))
+            theta[s], rate = draw_conditional(table, exact, rule, generators[chain], unit_index=index, mh_steps=mh_steps)
+            accepted.append(rate)
+        return theta, log_lik, accepted
+
+    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=resolve_cores(chains, cores)) as pool:
+        per_chain = list(pool.map(one_chain, range(chains)))
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "respondent": respondents}
-    as_array = lambda values, name: xr.DataArray(values.reshape(shape), dims=("chain", "draw", "respondent"), coords=coords, name=name)  # noqa: E731
-    return as_array(theta, "theta"), as_array(log_lik, "answers"), float(np.mean(accepted))
+
+    def as_array(position: int, name: str) -> xr.DataArray:
+        values = np.stack([result[position] for result in per_chain])
+        return xr.DataArray(values, dims=("chain", "draw", "respondent"), coords=coords, name=name)
+
+    acceptance = float(np.mean([rate for result in per_chain for rate in result[2]]))
+    return as_array(0, "theta"), as_array(1, "answers"), acceptance

@@ -1,0 +1,82 @@
+r"""Draws from the piecewise-exponential interpolant of a log density known on sorted nodes,
+compiled with Numba: the proposal of :func:`bayes_raters.quadrature.draw_conditional`.
+
+For a group with log density :math:`\ell_k` at nodes :math:`x_0 < \dots < x_{N-1}`, cell
+:math:`k` (width :math:`h_k`, :math:`d_k = \ell_{k+1} - \ell_k`) carries the density
+:math:`e^{\ell_k + d_k t}` for :math:`x = x_k + t h_k`, :math:`t \in [0, 1]`, so its mass is
+:math:`h_k e^{\ell_k} (e^{d_k} - 1) / d_k` (:math:`h_k e^{\ell_k}` when :math:`d_k \to 0`).
+A draw picks a cell by its mass (binary search on the group's cumulative masses) and inverts
+the cell's CDF, :math:`t = \log(1 + v (e^{d_k} - 1)) / d_k`; its log density is
+:math:`\ell_k + d_k t - \log Z` with :math:`Z` the sum of the masses.
+
+Why compiled: in NumPy the same algebra allocated a (groups, cells) temporary per operation
+and a (units, cells) copy per search; measured on the GRM's theta draws (2,449 x 15 x 5, 49
+nodes, one thread) the interpolant, its draws and their densities were 9 of 16 ms per
+posterior draw; here the three batches of draws take 1.8 ms together. ``nogil=True`` lets the per-chain threads of the
+callers run in parallel.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_masses(log_post, scaled, top, nodes):
+    r"""Per group: normalised cumulative masses of the cells (groups, cells) and
+    :math:`\log Z`. ``scaled`` is :math:`e^{\ell_k - m}` with ``top`` :math:`m` the group's
+    largest :math:`\ell_k` (NumPy's vectorised exp: Numba's scalar exp and expm1 made this
+    loop 3.8 ms where it is now 1.1 ms, 2,432 groups x 49 nodes). A cell's mass is
+    :math:`h (e^{\ell_{k+1}} - e^{\ell_k}) / d`; its relative rounding error, about
+    :math:`10^{-16} / |d|`, only moves which cell a uniform picks by as much, and the
+    Metropolis-Hastings ratio uses the exact :math:`\ell` (and :math:`Z` cancels in it)."""
+    groups, n = log_post.shape
+    cumulative = np.empty((groups, n - 1))
+    log_norm = np.empty(groups)
+    for g in range(groups):
+        total = 0.0
+        for k in range(n - 1):
+            d = log_post[g, k + 1] - log_post[g, k]
+            width = nodes[k + 1] - nodes[k]
+            if abs(d) < 1e-8:
+                mass = width * scaled[g, k]
+            else:
+                mass = width * (scaled[g, k + 1] - scaled[g, k]) / d
+            total += mass
+            cumulative[g, k] = total
+        log_norm[g] = top[g] + np.log(total)
+        for k in range(n - 1):
+            cumulative[g, k] /= total
+    return cumulative, log_norm
+
+
+@numba.njit(cache=True, nogil=True)
+def _draw(log_post, nodes, cumulative, log_norm, index, u_cell, u_within):
+    """One draw per (batch, unit) from its group's interpolant, and its log density."""
+    batches, units = u_cell.shape
+    cells = nodes.size - 1
+    points = np.empty((batches, units))
+    log_q = np.empty((batches, units))
+    for i in range(units):
+        g = index[i]
+        for r in range(batches):
+            cell = np.searchsorted(cumulative[g], u_cell[r, i])
+            cell = min(cell, cells - 1)
+            d = log_post[g, cell + 1] - log_post[g, cell]
+            v = u_within[r, i]
+            t = v if abs(d) < 1e-8 else np.log1p(v * np.expm1(d)) / d
+            points[r, i] = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
+            log_q[r, i] = log_post[g, cell] + d * t - log_norm[g]
+    return points, log_q
+
+
+def interpolant_draws(log_post: np.ndarray, nodes: np.ndarray, index: np.ndarray, batches: int, rng: np.random.Generator):
+    """``batches`` independent draws for every unit ``i`` from the interpolant of group
+    ``index[i]`` (``log_post``: (groups, nodes), unnormalised), and their normalised log
+    densities: two (batches, units) arrays."""
+    log_post, nodes = np.ascontiguousarray(log_post, dtype=float), np.asarray(nodes, float)
+    top = log_post.max(axis=1)
+    cumulative, log_norm = _cell_masses(log_post, np.exp(log_post - top[:, None]), top, nodes)
+    u = rng.random((2, batches, len(index)))
+    return _draw(log_post, nodes, cumulative, log_norm, np.asarray(index, np.int64), u[0], u[1])

@@ -1,0 +1,68 @@
+r"""The GPCM log-probability of every answered (unit, item) pair at the unit's own
+:math:`\theta`, compiled with Numba: the exact likelihood of the theta draws' Metropolis-Hastings
+correction (:func:`bayes_raters.irt.polytomous.answered_logp`).
+
+For item :math:`j` with slope :math:`a`, cumulative step sums :math:`s_k` (:math:`s_0 = 0`)
+and categories :math:`k = 0, \dots, K - 1`,
+:math:`\log P(X = r \mid \theta) = a (r \theta - s_r) - \log \sum_k e^{a (k \theta - s_k)}`.
+With :math:`w = e^{a \theta}` and :math:`c_k = e^{-a s_k}` (per item and posterior draw) the
+sum is the polynomial :math:`\sum_k c_k w^k`, evaluated by Horner's rule: one exp and one log
+per pair instead of :math:`K` exps. Where it over- or underflows (:math:`|a \theta| K` or
+:math:`|a s_k|` beyond about 700) the pair falls back to the log-sum-exp with the largest
+term factored out.
+
+Why compiled: the NumPy form built (pairs, K) temporaries for the step sums, the exponent, its
+maximum and the exps; measured on 2,449 x 15 items x 5 categories (36,735 pairs, one thread)
+it took 6.6 ms per call, three calls per posterior draw, two thirds of the GPCM's theta draws;
+this kernel takes 0.8 ms, and the theta draw per posterior draw fell from 22.6 to 5.9 ms
+(``tests/test_irt_polytomous.py`` checks the kernel against
+:func:`bayes_raters.irt.polytomous.category_logp`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def _stable(a, theta, sums, n):
+    """:math:`\\log \\sum_{k < n} e^{a (k \\theta - s_k)}` with the largest term factored out."""
+    top = -np.inf
+    for k in range(n):
+        top = max(top, a * (k * theta - sums[k]))
+    total = 0.0
+    for k in range(n):
+        total += np.exp(a * (k * theta - sums[k]) - top)
+    return top + np.log(total)
+
+
+@numba.njit(cache=True, nogil=True)
+def gpcm_answered(theta, unit, item, category, a, sums, coefficients, n_categories, n_units):
+    """Sum over each unit's answered pairs of :math:`\\log P(X = r \\mid \\theta)`.
+    ``sums`` (items, K_max): :math:`s_k`; ``coefficients``: :math:`e^{-a s_k}`."""
+    out = np.zeros(n_units)
+    for p in range(unit.size):
+        i, j, r = unit[p], item[p], category[p]
+        t, slope, n = theta[i], a[j], n_categories[j]
+        w = np.exp(slope * t)
+        total = coefficients[j, n - 1]
+        for k in range(n - 2, -1, -1):
+            total = total * w + coefficients[j, k]
+        if np.isfinite(total) and total > 0.0 and np.isfinite(w) and w > 0.0:
+            log_norm = np.log(total)
+        else:
+            log_norm = _stable(slope, t, sums[j], n)
+        out[i] += slope * (r * t - sums[j, r]) - log_norm
+    return out
+
+
+def step_sums(a: np.ndarray, b: np.ndarray, layout) -> tuple[np.ndarray, np.ndarray]:
+    """:math:`s_{jk}` (items, K_max; 0 for k = 0, padded with 0 past an item's categories) and
+    :math:`c_{jk} = e^{-a_j s_{jk}}` for one posterior draw."""
+    sums = np.zeros((layout.n_items, int(layout.n_categories.max())))
+    valid = layout.padded < len(layout.step)  # the pad of shorter items points past the last row
+    sums[valid] = (layout.cumulative @ b)[layout.padded[valid]]
+    with np.errstate(over="ignore"):
+        coefficients = np.exp(-a[:, None] * sums)
+    return sums, coefficients
