@@ -57,6 +57,7 @@ import scipy.linalg
 import scipy.optimize
 import xarray as xr
 from arviz_stats.base import array_stats
+from pymc.initial_point import make_initial_point_fn
 from pymc.pytensorf import join_nonshared_inputs
 
 #: Proposals per chain, as a multiple of the draws kept per chain.
@@ -81,10 +82,12 @@ class LaplaceCheck:
         return not self.reason
 
 
-def _raveled(model: pm.Model):
+def _raveled(model: pm.Model, initvals: dict | None = None):
     """Compiled ``logp(x)`` and ``(logp(x), grad(x))`` of the raveled unconstrained parameters,
-    the starting point and the map back to a point dict (PyMC's ``join_nonshared_inputs``)."""
-    start = model.initial_point()
+    the starting point (the model's initial point with ``initvals``, on the parameters' own
+    scale as ``pm.sample`` takes them) and the map back to a point dict (PyMC's
+    ``join_nonshared_inputs``)."""
+    start = make_initial_point_fn(model=model, overrides=initvals, jitter_rvs=set())(0)
     names = [v.name for v in model.value_vars]
     logp = model.logp(jacobian=True)
     [joined_logp], x = join_nonshared_inputs(start, [logp], model.value_vars)
@@ -157,10 +160,11 @@ class LaplaceApproximation:
     shapes: list
 
 
-def laplace_approximation(model: pm.Model):
+def laplace_approximation(model: pm.Model, initvals: dict | None = None):
     """The :class:`LaplaceApproximation` of ``model``, or ``(None, reason)`` when the optimiser
-    found no mode or the Hessian there is not negative definite."""
-    f_logp, f_both, x0, names, shapes = _raveled(model)
+    found no mode or the Hessian there is not negative definite. The optimiser starts from
+    ``initvals`` where given (a multidimensional model's rotation and sign basin)."""
+    f_logp, f_both, x0, names, shapes = _raveled(model, initvals)
     mode = _mode(f_both, x0)
     if mode is None:
         return None, "the optimiser found no posterior mode"
@@ -222,7 +226,8 @@ def to_datatree(model: pm.Model, raveled: np.ndarray, names, shapes, var_names=N
     return az.from_dict({"posterior": posterior, "sample_stats": stats}, coords=coords, dims=dims)
 
 
-def sample_laplace(model: pm.Model, *, draws: int, chains: int, random_seed=None, var_names=None, retry: bool = False):
+def sample_laplace(model: pm.Model, *, draws: int, chains: int, random_seed=None, var_names=None, retry: bool = False,
+                   initvals: dict | None = None):
     """Importance-sampled Laplace draws of ``model`` as a DataTree, and the :class:`LaplaceCheck`
     (the tree is None when there was no mode or no positive-definite Hessian). The posterior's
     attributes record ``inference="laplace"``, :math:`\hat k`, its threshold and the effective
@@ -235,12 +240,12 @@ def sample_laplace(model: pm.Model, *, draws: int, chains: int, random_seed=None
     batches is then Monte Carlo noise (200 parameters at 2 x 500 iid draws exceed 1.01 in 14% of
     replications, ``benchmarks/bench_irt.py``), which a fresh batch resolves at the cost of its
     log densities, where NUTS would cost its own compile and sampling."""
-    batches = _laplace_batches(model, draws, chains, random_seed, var_names)
+    batches = _laplace_batches(model, draws, chains, random_seed, var_names, initvals)
     return batches if retry else next(batches)
 
 
-def _laplace_batches(model, draws, chains, random_seed, var_names):
-    approx, reason = laplace_approximation(model)
+def _laplace_batches(model, draws, chains, random_seed, var_names, initvals):
+    approx, reason = laplace_approximation(model, initvals)
     if approx is None:
         yield None, LaplaceCheck(np.inf, 0.7, 0.0, reason)
         return

@@ -264,7 +264,7 @@ def sample_model(
         raise InvalidInputError(f"inference must be one of {INFERENCE}, got {inference!r}.")
     fallback = ""
     if inference != "nuts":
-        for idata, check in _laplace(model, draws, chains, random_seed, var_names):
+        for idata, check in _laplace(model, draws, chains, random_seed, var_names, initvals):
             report = laplace_report(idata, check, check_var_names) if idata is not None else None
             if report is not None and (report.converged or inference == "laplace"):
                 warn_if_not_converged(report, what)
@@ -300,10 +300,10 @@ def sample_model(
 INFERENCE = ("nuts", "laplace", "auto")
 
 
-def _laplace(model, draws, chains, random_seed, var_names):
+def _laplace(model, draws, chains, random_seed, var_names, initvals):
     from bayes_raters.laplace import sample_laplace  # noqa: PLC0415  (imports this module)
 
-    batches = sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names, retry=True)
+    batches = sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names, retry=True, initvals=initvals)
     while True:
         with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             batch = next(batches, None)

@@ -175,12 +175,16 @@ def answered_logp(model: str, a, b, theta, rows: np.ndarray, layout: CategoryLay
     unit, row, item, step = plan["unit"], plan["row"], plan["item"], plan["step"]
     t = theta[unit]
     if model == "grm":
-        first, last = plan["first"], plan["last"]
-        b_below, b_above = b[layout.below[row]], b[layout.above[row]]
-        x_below, x_above = a[item] * (t - b_below), a[item] * (t - b_above)
-        gap = np.where(first | last, 1.0, a[item] * (b_above - b_below))
-        inner = x_below + np.log(-np.expm1(-gap)) - fast_softplus(x_below.copy()) - fast_softplus(x_above.copy())
-        logp = np.where(first, -fast_softplus(x_above.copy()), np.where(last, -fast_softplus(-x_below), inner))
+        # per category row (theta-free): slope, both thresholds, log(1 - e^{-gap}) of middle rows
+        a_row, below, above = a[layout.cat_item], b[layout.below], b[layout.above]
+        middle = ~(layout.first | layout.last)
+        log_gap = np.zeros(len(a_row))
+        log_gap[middle] = np.log(-np.expm1(-a_row[middle] * (above[middle] - below[middle])))
+        slope = a_row[row]
+        x_below, x_above = slope * (t - below[row]), slope * (t - above[row])
+        # two softplus per pair: softplus(-x) = softplus(x) - x gives the last category's term
+        s_below, s_above = fast_softplus(x_below.copy()), fast_softplus(x_above.copy())
+        logp = np.where(plan["first"], -s_above, np.where(plan["last"], x_below - s_below, x_below + log_gap[row] - s_below - s_above))
     else:
         sums, coefficients = step_sums(a, b, layout)
         return gpcm_answered(np.asarray(theta, float), unit, item, step, a, sums, coefficients, layout.n_categories, plan["n_units"])
