@@ -228,7 +228,7 @@ def to_datatree(model: pm.Model, raveled: np.ndarray, names, shapes, var_names=N
 
 def sample_laplace(model: pm.Model, *, draws: int, chains: int, random_seed=None, var_names=None, retry: bool = False,
                    initvals: dict | None = None):
-    """Importance-sampled Laplace draws of ``model`` as a DataTree, and the :class:`LaplaceCheck`
+    r"""Importance-sampled Laplace draws of ``model`` as a DataTree, and the :class:`LaplaceCheck`
     (the tree is None when there was no mode or no positive-definite Hessian). The posterior's
     attributes record ``inference="laplace"``, :math:`\hat k`, its threshold and the effective
     size of the resampled draws.

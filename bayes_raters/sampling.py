@@ -276,6 +276,11 @@ def sample_model(
     cores = resolve_cores(chains, cores)
     with quiet_pymc(), model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
         warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
+        # Python 3.12 warns at every fork of a process with more than one OS thread, and numpy's
+        # OpenBLAS starts its worker pool at import (2 threads in a bare `import numpy` here), so
+        # every multiprocess PyMC fit raised it; the pool is fork-safe (pthread_atfork handlers),
+        # and outside pytest the DeprecationWarning is hidden by Python's default filters anyway.
+        warnings.filterwarnings("ignore", message=".*is multi-threaded, use of fork.*", category=DeprecationWarning)
         idata = pm.sample(
             draws=draws,
             tune=tune,

@@ -45,7 +45,7 @@ def _corr(x, y) -> float:
 
 
 def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: int, cores: int,
-        nuts_reference: bool = True) -> None:
+        nuts_reference: bool = True, inference: str = "auto") -> None:
     n_respondents, n_items = SIZES[size]
     answers, truth = simulate_responses(n_respondents, n_items, random_seed=1)
     items = list(truth["item"].values)
@@ -59,7 +59,7 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     result = fit_irt(answers, model, method=method, nuts_sampler=sampler, draws=draws, tune=tune,
-                                     chains=2, cores=cores, random_seed=2)
+                                     chains=2, cores=cores, random_seed=2, inference=inference)
                 seconds = time.perf_counter() - start
                 posterior = result.posterior
                 sampling = float(posterior.attrs.get("sampling_time", np.nan))
@@ -167,6 +167,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--cores", type=int, default=2, help="chains in parallel")
+    parser.add_argument("--inference", default="auto", choices=["auto", "nuts", "laplace"], help="fit_irt's inference= (marginal method)")
     parser.add_argument("--gradient-only", action="store_true", help="only time one log-density + gradient")
     parser.add_argument("--no-nuts-reference", action="store_true", help="skip NUTS on N(0, I) of the same size")
     args = parser.parse_args()
@@ -177,7 +178,7 @@ def main() -> None:
                 gradient_cost(*SIZES[size], method)
         return
     for size in args.sizes:
-        run(size, args.methods, args.samplers, args.draws, args.tune, args.cores, not args.no_nuts_reference)
+        run(size, args.methods, args.samplers, args.draws, args.tune, args.cores, not args.no_nuts_reference, args.inference)
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ def _irt_parser(commands) -> None:
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
     irt.add_argument(
         "--inference", choices=["auto", "nuts", "laplace"], default="auto",
-        help="unidimensional marginal fits: auto keeps importance-sampled Laplace draws when they pass their checks (Pareto k, R-hat, ESS) "
+        help="marginal fits (unidimensional and --dims/--dimensions): auto keeps importance-sampled Laplace draws when they pass their checks (Pareto k, R-hat, ESS) "
         "and runs NUTS otherwise; nuts or laplace forces one",
     )
     structure = irt.add_mutually_exclusive_group()

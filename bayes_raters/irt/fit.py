@@ -350,7 +350,8 @@ def fit_irt(
     Laplace draws of the item parameters when they pass every check (Pareto :math:`\hat k`, R-hat, ESS)
     (:mod:`bayes_raters.laplace`) and samples with NUTS otherwise; ``"nuts"``/``"laplace"`` force
     one (``draws`` per chain either way; the Laplace path resamples them from twice as many
-    proposals). LSAT-7's 2PL: 9-10 s with NUTS, 3.3-4.4 s this way when the draws pass (``models/irt.md``).
+    proposals). LSAT-7's 2PL: 6.4-8.9 s with NUTS, 2.9-3.3 s this way when the draws pass
+    (``models/irt.md``). The multidimensional models take the same ``inference``.
 
     ``hierarchical=True`` gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
@@ -382,7 +383,7 @@ def fit_irt(
         from bayes_raters.irt.multidim_fit import fit_mirt
 
         return fit_mirt(table, model, dims=dims, dimensions=dimensions, anchors=anchors, n_options=n_options,
-                        settings=settings, random_seed=random_seed)
+                        settings={**settings, "inference": inference}, random_seed=random_seed)
     # unidimensional only: an item of another dimension may rightly correlate little with the rest
     warn_contradicted_slopes(rest_correlations(table, "correct"), f"IRT {model}")
     if method == "joint":
