@@ -239,8 +239,8 @@ def sample_model(
     the report); or ``"auto"``: the Laplace draws when their report passes every rule (Pareto
     :math:`\hat k`, R-hat between the chains' batches, ESS), NUTS otherwise (the posterior's
     ``inference`` attribute says which, and why NUTS ran). When a batch passes the Pareto check
-    but not R-hat or ESS, one fresh batch with twice the proposals is drawn from the same mode
-    and Hessian before NUTS (:func:`bayes_raters.laplace.sample_laplace`; the posterior's
+    but not R-hat or ESS, twice as many fresh proposals are drawn from the same mode and Hessian,
+    pooled with the first batch's and resampled, before NUTS (:func:`bayes_raters.laplace.sample_laplace`; the posterior's
     ``laplace_batch`` attribute says which batch was kept).
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
