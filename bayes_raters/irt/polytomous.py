@@ -173,8 +173,8 @@ def answered_logp(model: str, a, b, theta, rows: np.ndarray, layout: CategoryLay
     of ``rows`` (built here when not given)."""
     plan = plan or answer_plan(rows, layout)
     unit, row, item, step = plan["unit"], plan["row"], plan["item"], plan["step"]
-    t = theta[unit]
     if model == "grm":
+        t = theta[unit]
         # per category row (theta-free): slope, both thresholds, log(1 - e^{-gap}) of middle rows
         a_row, below, above = a[layout.cat_item], b[layout.below], b[layout.above]
         middle = ~(layout.first | layout.last)
