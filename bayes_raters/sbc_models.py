@@ -22,6 +22,7 @@ from bayes_raters.results import worst_report
 from bayes_raters.sampling import quiet_pymc, sample_model
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
 from bayes_raters.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
+from bayes_raters.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
 
 CENTER, WIDTH = 3.5, 5.0
 N_RESPONSES, N_DOUBLE = 200, 100
@@ -308,6 +309,7 @@ CONFIGURATIONS = {
         for model in ("1pl", "2pl", "3pl")
     },
     **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (bayes_raters.sbc_polytomous)
+    **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (bayes_raters.sbc_mirt_facets)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise

@@ -43,7 +43,10 @@ Likelihood. The log-probability of every category for every (rater, prompt) pair
 quadrature node is one (pairs, K, nodes) array; a rating picks its row, and the rows of each
 response are summed (a scatter-add over ratings), so a gradient costs ratings x nodes; the
 response's marginal is :math:`\operatorname{logsumexp}_q(\ell_{iq} + \log w_q)`. Essay designs
-rarely repeat a (prompt, rater, score) pattern, so responses are not pooled.
+rarely repeat a (prompt, rater, score) pattern, so responses are not pooled. Where the shared
+rule would be large (responses rated hundreds of times beside others rated once or twice), each
+response gets its own few Gauss-Hermite nodes instead (:func:`adaptive_node_loglik`; when and
+why in :mod:`bayes_raters.irt.facets_adaptive`).
 """
 
 from __future__ import annotations
@@ -55,10 +58,11 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
+import scipy.sparse
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
-from bayes_raters.quadrature import QuadratureRule, _logsumexp, marginal_loglik, rule_for
+from bayes_raters.quadrature import QuadratureRule, _logsumexp, adaptive_rule, gauss_hermite_rule, marginal_loglik, rule_for
 
 
 def validate_facet_ratings(
@@ -169,15 +173,41 @@ def true_score_curve(log_p, score_values, unit_prompts, lib=pt):
     return lib.dot(unit_prompts, expected.mean(axis=0))
 
 
+def unit_sum(rows, layout: FacetLayout, lib=pt):
+    """(units, nodes): the rows (ratings, nodes) summed over each unit's ratings (NumPy: one
+    sparse product, 10x ``np.add.at``)."""
+    if lib is np:
+        n = len(layout.unit)
+        return scipy.sparse.csr_matrix((np.ones(n), (layout.unit, np.arange(n))), shape=(len(layout.responses), n)) @ rows
+    return pt.inc_subtensor(pt.zeros((len(layout.responses), rows.shape[1]))[layout.unit], rows)
+
+
 def rating_node_loglik(log_p, layout: FacetLayout, n_nodes: int, lib=pt):
     """Each unit's log-likelihood of its ratings at every node (units, nodes): the rating's row
     of the flattened table, summed over the unit's ratings."""
-    rows = log_p.reshape((-1, n_nodes))[layout.cell]  # (ratings, Q)
-    if lib is np:
-        out = np.zeros((len(layout.responses), n_nodes))
-        np.add.at(out, layout.unit, rows)
-        return out
-    return pt.inc_subtensor(pt.zeros((len(layout.responses), n_nodes))[layout.unit], rows)
+    return unit_sum(log_p.reshape((-1, n_nodes))[layout.cell], layout, lib)  # rows: (ratings, Q)
+
+
+def adaptive_node_loglik(a, location, thresholds, z_units, layout: FacetLayout, lib=pt):
+    r"""Each unit's log-likelihood of its ratings at its own nodes ``z_units`` (units, Q): the
+    adaptive rule's counterpart of :func:`rating_node_loglik`. Per rating at its unit's nodes,
+    :math:`\log P(X = x) = x\eta - a_r \sum_{v \le x} \tau_v - \log \sum_k e^{k\eta - a_r
+    \sum_{v \le k}\tau_v}` with :math:`\eta = a_r(z - b_j - \delta_r)`: ratings x Q x K terms."""
+    r, j, category = layout.rater, layout.prompt, layout.category
+    a_r = a[r][:, None]
+    eta = a_r * (z_units[layout.unit] - location[r, j][:, None])  # (ratings, Q)
+    steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])
+    logits = np.arange(layout.n_categories) * eta[..., None] - a_r[..., None] * steps  # (ratings, Q, K)
+    norm = _logsumexp(logits, axis=-1) if lib is np else pt.logsumexp(logits, axis=-1)
+    return unit_sum(category[:, None] * eta - a_r * steps[category][:, None] - norm, layout, lib)
+
+
+def adaptive_true_score(a, location, thresholds, z_units, layout: FacetLayout, lib=pt):
+    """:math:`T_i` at each unit's own nodes (units, Q): :func:`true_score_curve` for an adaptive rule."""
+    eta = a[:, None, None, None] * (z_units[None, None] - location[:, :, None, None])  # (R, J, U, Q)
+    p = lib.exp(adjacent_logp(eta, a[:, None, None, None], thresholds, lib))
+    expected = (p * layout.score_values).sum(axis=-1).mean(axis=0)  # (J, U, Q)
+    return (layout.unit_prompts.T[:, :, None] * expected).sum(axis=0)
 
 
 def facet_rule(layout: FacetLayout) -> QuadratureRule:
@@ -240,13 +270,17 @@ def system_node_loglik(true_nodes, values, mask, alpha, beta, tau, center, lib=p
 def build_facets_model(
     ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
     response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
-    system: str = "system", rule: QuadratureRule | None = None,
+    system: str = "system", rule: QuadratureRule | None = None, adaptive: tuple | None = None,
 ) -> pm.Model:
     """The marginal many-facet model (no theta variable), returned without sampling.
 
     Coords ``rater``, ``prompt``, ``threshold``, ``response``, ``node`` (and ``system``); the
-    likelihood is the Potential ``marginal_loglik``. The layout, scores, systems and rule are in
-    ``model.facets`` for the fit and the tables."""
+    likelihood is the Potential ``marginal_loglik``. The abilities are integrated on the shared
+    trapezoid ``rule`` (default :func:`facet_rule`) or, with ``adaptive=(center, scale,
+    n_nodes)``, on each response's own Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q`
+    (:func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive`
+    says when and where the centres come from). The layout, scores, systems, shared rule
+    (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""
     table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
     systems = None
     if system_scores is not None:
@@ -254,22 +288,34 @@ def build_facets_model(
     layout = facet_layout(table, scores)
     rule = rule or facet_rule(layout)
     arrays = system_arrays(systems, layout)
+    if adaptive is not None:
+        z_units, log_weights = adaptive_rule(np.asarray(adaptive[0], float), np.asarray(adaptive[1], float),
+                                             gauss_hermite_rule(int(adaptive[2])))
     coords = {
-        "rater": layout.raters, "prompt": layout.prompts, "response": layout.responses, "node": rule.nodes,
+        "rater": layout.raters, "prompt": layout.prompts, "response": layout.responses,
+        "node": rule.nodes if adaptive is None else np.arange(int(adaptive[2])),
         "threshold": [f"{scores[k - 1]:g}|{scores[k]:g}" for k in range(1, len(scores))],
     }
     if arrays is not None:
         coords["system"] = arrays[2]
     with pm.Model(coords=coords) as model:
-        nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
         a, location, thresholds = facet_priors(layout, consistency)
-        log_p = category_table(a, location, thresholds, nodes)
-        node_ll = rating_node_loglik(log_p, layout, len(rule))
+        if adaptive is None:
+            nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
+            log_p = category_table(a, location, thresholds, nodes)
+            node_ll = rating_node_loglik(log_p, layout, len(rule))
+            log_weights = rule.log_weights
+        else:
+            nodes = pm.Data("quadrature_nodes", z_units, dims=("response", "node"))
+            node_ll = adaptive_node_loglik(a, location, thresholds, nodes, layout)
         if arrays is not None:
             alpha, beta, tau = system_priors(layout)
-            true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts)
+            if adaptive is None:
+                true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts)
+            else:
+                true_nodes = adaptive_true_score(a, location, thresholds, nodes, layout)
             node_ll = node_ll + system_node_loglik(true_nodes, arrays[0], arrays[1], alpha, beta, tau, layout.score_center)
-        pm.Potential("marginal_loglik", marginal_loglik(node_ll, rule.log_weights).sum())
+        pm.Potential("marginal_loglik", marginal_loglik(node_ll, log_weights).sum())
     model.facets = {"layout": layout, "table": table, "scores": scores, "systems": systems, "arrays": arrays,
-                    "rule": rule, "consistency": consistency}
+                    "rule": rule, "consistency": consistency, "adaptive": adaptive}
     return model

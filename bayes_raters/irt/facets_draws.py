@@ -63,6 +63,17 @@ def system_terms(stacked: xr.Dataset, s: int):
     return one["alpha"].values, one["beta"].values, one["tau"].values
 
 
+def node_loglik_at(a, location, thresholds, system, layout: FacetLayout, rule: QuadratureRule, arrays) -> np.ndarray:
+    """Each unit's log-likelihood (ratings and system scores) at the shared rule's nodes (units,
+    nodes) for one set of parameters; ``system`` is ``(alpha, beta, tau)`` or None."""
+    log_p = category_table(a, location, thresholds, rule.nodes, lib=np)
+    node_ll = rating_node_loglik(log_p, layout, len(rule), lib=np)
+    if system is None:
+        return node_ll
+    nodes_true = true_score_curve(log_p, layout.score_values, layout.unit_prompts, lib=np)
+    return node_ll + system_node_loglik(nodes_true, arrays[0], arrays[1], *system, layout.score_center, lib=np)
+
+
 def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: QuadratureRule, arrays,
                       rng: np.random.Generator, mh_steps: int = 2):
     """For every sample: each unit's marginal log-likelihood (samples, units), an exact
@@ -74,13 +85,8 @@ def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: Quadrature
     rates = []
     for s in range(n):
         a, location, thresholds = draw_parameters(stacked, s)
-        log_p = category_table(a, location, thresholds, rule.nodes, lib=np)
-        node_ll = rating_node_loglik(log_p, layout, len(rule), lib=np)
-        system = None
-        if arrays is not None:
-            system = system_terms(stacked, s)
-            nodes_true = true_score_curve(log_p, layout.score_values, layout.unit_prompts, lib=np)
-            node_ll = node_ll + system_node_loglik(nodes_true, arrays[0], arrays[1], *system, center, lib=np)
+        system = None if arrays is None else system_terms(stacked, s)
+        node_ll = node_loglik_at(a, location, thresholds, system, layout, rule, arrays)
         log_lik[s] = marginal_loglik(node_ll, rule.log_weights)
 
         def exact(z, a=a, location=location, thresholds=thresholds, system=system):

@@ -17,6 +17,7 @@ the planted rater and any other rater are flagged over fresh replications. ``sev
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +26,16 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError
+from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.facets import build_facets_model, facet_layout
+from bayes_raters.irt.facets_adaptive import (
+    ADAPTIVE_NODES,
+    ADAPTIVE_TOLERANCE,
+    REFINED_NODES,
+    adaptive_error,
+    mode_moments,
+    uses_adaptive,
+)
 from bayes_raters.irt.facets_draws import (
     conditional_draws,
     draw_parameters,
@@ -37,7 +46,7 @@ from bayes_raters.irt.facets_draws import (
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
 ERRATIC_MEAN_SQUARE = 1.5
 PREDICTABLE_MEAN_SQUARE = 0.5
@@ -220,16 +229,34 @@ def fit_facets(
     Monte Carlo error (about 0.03 at that ESS): the hierarchical scales' skewed posteriors sit at
     the edge of what the Gaussian proposal covers. ``cores``: chains in parallel, None (default)
     one per CPU (card ``models/irt_facets.md``: timings)."""
-    model = build_facets_model(ratings, system_scores, consistency=consistency, response=response, prompt=prompt,
-                               rater=rater, score=score, system=system)
+    columns = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
+    model = build_facets_model(ratings, system_scores, consistency=consistency, **columns)
     info = model.facets
     warn_contradicted_slopes(rater_rest_correlations(info["table"]), "many-facet rater model", subject="rater")
     names = [v.name for v in model.free_RVs] + [n for n in ("a", "difficulty") if n not in {v.name for v in model.free_RVs}]
-    idata, report = sample_model(
-        model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
-        target_accept=target_accept, progressbar=progressbar, what="many-facet rater model", var_names=names, inference=inference,
-        check_var_names=[n for n in names if not (n == "difficulty" and len(info["layout"].prompts) == 1)],
-    )
+    moments = mode_moments(model) if uses_adaptive(model) else None
+
+    def build(n_nodes):
+        if moments is None:
+            return model, None
+        n_nodes = n_nodes or ADAPTIVE_NODES
+        return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=(*moments, n_nodes), **columns), n_nodes
+
+    def sample(fitted):
+        return sample_model(
+            fitted, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
+            target_accept=target_accept, progressbar=progressbar, what="many-facet rater model", var_names=names,
+            inference=inference, check_var_names=[n for n in names if not (n == "difficulty" and len(info["layout"].prompts) == 1)],
+        )
+
+    def error_of(idata, fitted, n_nodes):
+        return 0.0 if n_nodes is None else adaptive_error(idata["posterior"].to_dataset(), fitted.facets, n_nodes)
+
+    model, idata, report, n_nodes, error = sample_refined(build, sample, error_of, lambda n: REFINED_NODES,
+                                                          tolerance=ADAPTIVE_TOLERANCE, refinements=1)
+    if error > ADAPTIVE_TOLERANCE:
+        warnings.warn(f"the adaptive quadrature over the abilities is off by {error:.1e} per response with {n_nodes} nodes; "
+                      "the posterior may be slightly off.", QuadratureWarning, stacklevel=2)
     posterior = idata["posterior"].to_dataset()
     stacked = posterior.stack(sample=("chain", "draw"))
     seed = None if random_seed is None else [int(random_seed), 23]
@@ -246,7 +273,9 @@ def fit_facets(
         prmse = prmse_draws(true, info["arrays"]).reshape(*shape, -1)
         posterior["prmse"] = xr.DataArray(prmse, dims=("chain", "draw", "system"), coords={**coords, "system": info["arrays"][2]})
     posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
-                           theta_mh_acceptance=rate, quadrature_nodes=len(info["rule"]))
+                           theta_mh_acceptance=rate, quadrature_nodes=len(info["rule"]),
+                           quadrature="shared trapezoid" if n_nodes is None else f"adaptive Gauss-Hermite, {n_nodes} nodes per response",
+                           quadrature_error=error)
     table = info["table"]
     name = "ratings" if info["arrays"] is None else "ratings_and_scores"
     tree = xr.DataTree.from_dict({
