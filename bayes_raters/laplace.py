@@ -82,7 +82,7 @@ class LaplaceCheck:
         return not self.reason
 
 
-def _raveled(model: pm.Model, initvals: dict | None = None, with_logp: bool = True):
+def _raveled(model: pm.Model, initvals: dict | None = None):
     """Compiled ``logp(x)`` and ``(logp(x), grad(x))`` of the raveled unconstrained parameters,
     the starting point (the model's initial point with ``initvals``, on the parameters' own
     scale as ``pm.sample`` takes them) and the map back to a point dict (PyMC's
@@ -92,7 +92,7 @@ def _raveled(model: pm.Model, initvals: dict | None = None, with_logp: bool = Tr
     logp = model.logp(jacobian=True)
     [joined_logp], x = join_nonshared_inputs(start, [logp], model.value_vars)
     grad = pytensor.grad(joined_logp, x)
-    f_logp = pm.pytensorf.compile([x], joined_logp) if with_logp else None  # a compile costs seconds
+    f_logp = pm.pytensorf.compile([x], joined_logp)
     f_both = pm.pytensorf.compile([x], [joined_logp, grad])
     x0 = np.concatenate([np.ravel(start[name]) for name in names]).astype(float)
     shapes = [np.shape(start[name]) for name in names]
@@ -120,22 +120,6 @@ def _negative_hessian(f_both, x: np.ndarray) -> np.ndarray:
         e[i] = step
         out[i] = (np.asarray(f_both(x + e)[1]) - np.asarray(f_both(x - e)[1])) / (2 * step)
     return -(out + out.T) / 2
-
-
-def posterior_mode(model: pm.Model, names, initvals: dict | None = None) -> dict | None:
-    """The posterior mode on PyMC's unconstrained scale (L-BFGS, Jacobians included, as
-    :func:`laplace_approximation` finds it), returned as the values of the model variables
-    ``names`` there (free variables and deterministics on their own scale); None when the
-    optimiser failed."""
-    _, f_both, x0, value_names, shapes = _raveled(model, initvals, with_logp=False)
-    mode = _mode(f_both, x0)
-    if mode is None:
-        return None
-    parts = np.split(mode, np.cumsum([int(np.prod(s)) for s in shapes])[:-1])
-    point = {n: p.reshape(s) for n, p, s in zip(value_names, parts, shapes)}
-    outputs = model.replace_rvs_by_values([model[name] for name in names])
-    fn = model.compile_fn(outputs, inputs=model.value_vars, point_fn=False, on_unused_input="ignore")
-    return dict(zip(names, (np.asarray(v) for v in fn(**point))))
 
 
 def k_threshold(n_proposals: int) -> float:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytensor.tensor as pt
 
-from bayes_raters.irt.facets import adaptive_node_loglik, adaptive_true_score, build_facets_model
+from bayes_raters.irt.facets import adaptive_node_loglik, adaptive_true_score, build_facets_model, newton_centres
 from bayes_raters.irt.facets_adaptive import ADAPTIVE_NODES, adaptive_error, adaptive_marginal, uses_adaptive
 from bayes_raters.irt.facets_draws import node_loglik_at
 from bayes_raters.irt.facets_simulate import simulate_facet_ratings
@@ -41,44 +41,46 @@ def test_adaptive_marginal_matches_the_shared_rule_for_light_and_heavy_responses
         model = build_facets_model(ratings, scores)
         info = model.facets
         assert uses_adaptive(model)  # the 160-rating response makes the shared rule large
-        a, location, thresholds, system = _parameters(info, 1)
-        node_ll = node_loglik_at(a, location, thresholds, system, info["layout"], info["rule"], info["arrays"])
-        shared = marginal_loglik(node_ll, info["rule"].log_weights)
-        center, scale = conditional_moments(node_ll, info["rule"])
-        same = adaptive_marginal(a, location, thresholds, system, info, center, scale, ADAPTIVE_NODES)
-        assert np.abs(same - shared).max() < 5e-4  # light responses: skewed conditionals (7 nodes: 1.5e-4)
-        # centres from nearby parameters (a posterior draw away from the mode): still close, and
-        # the heavy response's conditional has moved by more than its own SD
-        rng = np.random.default_rng(3)
-        a2, location2 = a * np.exp(rng.normal(0, 0.1, a.shape)), location + rng.normal(0, 0.1, location.shape)
-        other_ll = node_loglik_at(a2, location2, thresholds + 0.1, system, info["layout"], info["rule"], info["arrays"])
-        center2, scale2 = conditional_moments(other_ll, info["rule"])
-        assert np.abs(center2 - center)[-1] > scale[-1]
-        moved = adaptive_marginal(a, location, thresholds, system, info, center2, scale2, ADAPTIVE_NODES)
-        assert np.abs(moved - shared).max() < 5e-4
-        # and a far-off centre is not: the check that guards the fit can fail
-        far = adaptive_marginal(a, location, thresholds, system, info, center2 + 5 * scale2, scale2, ADAPTIVE_NODES)
-        assert np.abs(far - shared).max() > 1e-3
+        for seed in (1, 2):
+            a, location, thresholds, system = _parameters(info, seed)
+            node_ll = node_loglik_at(a, location, thresholds, system, info["layout"], info["rule"], info["arrays"])
+            shared = marginal_loglik(node_ll, info["rule"].log_weights)
+            default = np.abs(adaptive_marginal(a, location, thresholds, system, info, ADAPTIVE_NODES) - shared)
+            assert default.max() < 5e-4  # light responses: skewed conditionals (7 nodes: 1e-4)
+            assert np.abs(adaptive_marginal(a, location, thresholds, system, info, 13) - shared).max() < 5e-5
+            assert np.abs(adaptive_marginal(a, location, thresholds, system, info, 1) - shared).max() > 1e-3  # Laplace alone is not
+            # the Newton centres sit at the conditional's mode: near its mean for the heavy response
+            extra = None if system is None else (*info["arrays"][:2], *system)
+            center, scale = newton_centres(a, location, thresholds, info["layout"], lib=np, systems=extra)
+            mean, sd = conditional_moments(node_ll, info["rule"])
+            assert abs(center[-1] - mean[-1]) < 0.1 * sd[-1] and abs(scale[-1] / sd[-1] - 1) < 0.05
+            assert sd[-1] < 0.3 * np.median(sd)  # 160 ratings pin it down
 
 
 def test_pytensor_adaptive_terms_equal_the_numpy_ones_and_the_error_check_can_fail():
-    """The model's symbolic adaptive terms (ratings and true scores at each response's own
-    nodes) equal the NumPy ones, and ``adaptive_error`` tells good centres from bad. (The
-    centres found at the posterior mode, ``mode_moments``, and the whole fit are exercised on
-    InstEval in ``tests/test_irt_real_data.py``, slow.)"""
+    """The model's symbolic adaptive terms (Newton centres, ratings and true scores at each
+    response's own nodes) equal the NumPy ones; ``adaptive_error`` reads the rule's error off
+    posterior-shaped draws, and reports a 1-node rule (the Laplace approximation) as too coarse.
+    (The whole fit runs on InstEval in ``tests/test_irt_real_data.py``, slow.)"""
     ratings, systems = _uneven_ratings(60)
     info = build_facets_model(ratings, systems).facets
     a, location, thresholds, system = _parameters(info, 1)
-    node_ll = node_loglik_at(a, location, thresholds, system, info["layout"], info["rule"], info["arrays"])
-    center, scale = conditional_moments(node_ll, info["rule"])
-    z_units = center[:, None] + scale[:, None] * np.linspace(-2, 2, 5)
     layout = info["layout"]
+    symbolic = [pt.as_tensor(v) for v in (a, location, thresholds)]
+    scores = (*info["arrays"][:2], *system)
+    for extra in (None, scores):
+        symbolic_extra = None if extra is None else (*extra[:2], *[pt.as_tensor(v) for v in extra[2:]])
+        got = newton_centres(*symbolic, layout, systems=symbolic_extra)
+        want = newton_centres(a, location, thresholds, layout, lib=np, systems=extra)
+        for g, w in zip(got, want):
+            assert np.allclose(g.eval(), w, rtol=1e-10, atol=1e-12)
+    z_units = np.linspace(-2, 2, 5)[None, :] + np.arange(len(layout.responses))[:, None] / 50
     for term in (adaptive_node_loglik, adaptive_true_score):
-        symbolic = term(pt.as_tensor(a), pt.as_tensor(location), pt.as_tensor(thresholds), pt.as_tensor(z_units), layout).eval()
-        assert np.allclose(symbolic, term(a, location, thresholds, z_units, layout, lib=np), rtol=1e-10, atol=1e-10)
+        got = term(*symbolic, pt.as_tensor(z_units), layout).eval()
+        assert np.allclose(got, term(a, location, thresholds, z_units, layout, lib=np), rtol=1e-10, atol=1e-10)
     fake = _fake_posterior(info)
-    assert adaptive_error(fake, {**info, "adaptive": (center, scale, ADAPTIVE_NODES)}, ADAPTIVE_NODES) < 5e-4
-    assert adaptive_error(fake, {**info, "adaptive": (center + 5 * scale, scale, ADAPTIVE_NODES)}, ADAPTIVE_NODES) > 1e-3
+    assert adaptive_error(fake, info, ADAPTIVE_NODES) < 5e-4
+    assert adaptive_error(fake, info, 1) > 1e-3
 
 
 def _fake_posterior(info):

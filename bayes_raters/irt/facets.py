@@ -65,6 +65,11 @@ from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInpu
 from bayes_raters.quadrature import QuadratureRule, _logsumexp, adaptive_rule, gauss_hermite_rule, marginal_loglik, rule_for
 
 
+#: Newton steps from 0 to each response's conditional mode (adaptive rule), and their cap.
+NEWTON_STEPS = 4
+MAX_NEWTON_STEP = 2.0
+
+
 def validate_facet_ratings(
     ratings: pd.DataFrame, *, response: str = "response", prompt: str = "prompt", rater: str = "rater",
     score: str = "score",
@@ -188,6 +193,62 @@ def rating_node_loglik(log_p, layout: FacetLayout, n_nodes: int, lib=pt):
     return unit_sum(log_p.reshape((-1, n_nodes))[layout.cell], layout, lib)  # rows: (ratings, Q)
 
 
+def unit_total(values, layout: FacetLayout, lib=pt):
+    """(units,): a per-rating vector summed over each unit's ratings."""
+    if lib is np:
+        return np.bincount(layout.unit, values, minlength=len(layout.responses))
+    return pt.inc_subtensor(pt.zeros(len(layout.responses))[layout.unit], values)
+
+
+def newton_centres(a, location, thresholds, layout: FacetLayout, lib=pt, systems=None, steps: int = NEWTON_STEPS):
+    r"""Each unit's conditional mode of the ability and the SD of its Laplace approximation,
+    ``(m, s)`` (units,), at the given parameters: Newton steps from 0 on
+    :math:`\ell_i(z) - z^2/2` (the unit's ratings, its system scores and the N(0, 1) prior),
+    each step capped at :data:`MAX_NEWTON_STEP`. Ratings: :math:`\ell'(z) = \sum_n a_{r_n}(x_n -
+    E[X_n \mid z])`, :math:`-\ell''(z) = \sum_n a_{r_n}^2 \operatorname{Var}[X_n \mid z]` (the
+    adjacent-category model is an exponential family in :math:`z`). ``systems`` =
+    ``(values, mask, alpha, beta, tau)``: each score :math:`M_{is} \sim N(\alpha_s + \beta_s(T_i(z) -
+    c_0), \tau_s)` adds :math:`\beta_s r_{is} T_i'(z) / \tau_s^2` to the slope (:math:`r`: the
+    residual) and :math:`\beta_s^2 T_i'(z)^2 / \tau_s^2` to the curvature (Gauss-Newton), with
+    :math:`T_i'(z)` the raters' mean of :math:`a_r \operatorname{Cov}(\text{score}, X)`. Costs
+    ratings x K per step (and raters x prompts x units x K with systems), against ratings x Q x K
+    for the likelihood on the nodes."""
+    r, x = layout.rater, layout.category
+    a_r, shift = a[r], location[r, layout.prompt]
+    k = np.arange(layout.n_categories)
+    tau = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])
+    z = np.zeros(len(layout.responses)) if lib is np else pt.zeros(len(layout.responses))
+    for _ in range(steps):
+        p = _softmax(k * (a_r * (z[layout.unit] - shift))[:, None] - a_r[:, None] * tau, lib)  # (ratings, K)
+        mean = p @ k
+        slope = unit_total(a_r * (x - mean), layout, lib) - z
+        curvature = unit_total(a_r**2 * (p @ (k * k) - mean**2), layout, lib) + 1.0
+        if systems is not None:
+            extra_slope, extra_curvature = _system_newton_terms(a, location, tau, z, layout, systems, lib)
+            slope, curvature = slope + extra_slope, curvature + extra_curvature
+        z = z + lib.clip(slope / curvature, -MAX_NEWTON_STEP, MAX_NEWTON_STEP)
+    return z, 1.0 / lib.sqrt(curvature)
+
+
+def _softmax(logits, lib):
+    top = _logsumexp(logits, axis=-1, keepdims=True) if lib is np else pt.logsumexp(logits, axis=-1, keepdims=True)
+    return lib.exp(logits - top)
+
+
+def _system_newton_terms(a, location, tau, z, layout: FacetLayout, systems, lib):
+    """Slope and Gauss-Newton curvature (units,) of the system scores' log-likelihood in z."""
+    values, mask, alpha, beta, sd = systems
+    k = np.arange(layout.n_categories)
+    p = _softmax(k * (a[:, None, None] * (z[None, None, :] - location[:, :, None]))[..., None]
+                 - a[:, None, None, None] * tau, lib)  # (R, J, U, K)
+    expected = p @ layout.score_values
+    derivative = a[:, None, None] * (p @ (layout.score_values * k) - expected * (p @ k))
+    true, slope_t = ((layout.unit_prompts * v.mean(axis=0).T).sum(axis=1) for v in (expected, derivative))  # (U,)
+    residual = values - alpha[None, :] - beta[None, :] * (true[:, None] - layout.score_center)
+    weight = mask * beta[None, :] / sd[None, :] ** 2
+    return (weight * residual).sum(axis=1) * slope_t, (weight * beta[None, :]).sum(axis=1) * slope_t**2
+
+
 def adaptive_node_loglik(a, location, thresholds, z_units, layout: FacetLayout, lib=pt):
     r"""Each unit's log-likelihood of its ratings at its own nodes ``z_units`` (units, Q): the
     adaptive rule's counterpart of :func:`rating_node_loglik`. Per rating at its unit's nodes,
@@ -270,16 +331,17 @@ def system_node_loglik(true_nodes, values, mask, alpha, beta, tau, center, lib=p
 def build_facets_model(
     ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
     response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
-    system: str = "system", rule: QuadratureRule | None = None, adaptive: tuple | None = None,
+    system: str = "system", rule: QuadratureRule | None = None, adaptive: int | None = None,
 ) -> pm.Model:
     """The marginal many-facet model (no theta variable), returned without sampling.
 
     Coords ``rater``, ``prompt``, ``threshold``, ``response``, ``node`` (and ``system``); the
     likelihood is the Potential ``marginal_loglik``. The abilities are integrated on the shared
-    trapezoid ``rule`` (default :func:`facet_rule`) or, with ``adaptive=(center, scale,
-    n_nodes)``, on each response's own Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q`
-    (:func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive`
-    says when and where the centres come from). The layout, scores, systems, shared rule
+    trapezoid ``rule`` (default :func:`facet_rule`) or, with ``adaptive=n_nodes``, on each
+    response's own ``n_nodes`` Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q` centred at its
+    conditional mode at the current parameters (:func:`newton_centres`,
+    :func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive` says
+    when). The layout, scores, systems, shared rule
     (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""
     table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
     systems = None
@@ -288,28 +350,27 @@ def build_facets_model(
     layout = facet_layout(table, scores)
     rule = rule or facet_rule(layout)
     arrays = system_arrays(systems, layout)
-    if adaptive is not None:
-        z_units, log_weights = adaptive_rule(np.asarray(adaptive[0], float), np.asarray(adaptive[1], float),
-                                             gauss_hermite_rule(int(adaptive[2])))
     coords = {
         "rater": layout.raters, "prompt": layout.prompts, "response": layout.responses,
-        "node": rule.nodes if adaptive is None else np.arange(int(adaptive[2])),
+        "node": rule.nodes if adaptive is None else np.arange(adaptive),
         "threshold": [f"{scores[k - 1]:g}|{scores[k]:g}" for k in range(1, len(scores))],
     }
     if arrays is not None:
         coords["system"] = arrays[2]
     with pm.Model(coords=coords) as model:
         a, location, thresholds = facet_priors(layout, consistency)
+        system = None if arrays is None else system_priors(layout)
         if adaptive is None:
             nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
             log_p = category_table(a, location, thresholds, nodes)
             node_ll = rating_node_loglik(log_p, layout, len(rule))
             log_weights = rule.log_weights
         else:
-            nodes = pm.Data("quadrature_nodes", z_units, dims=("response", "node"))
+            center, scale = newton_centres(a, location, thresholds, layout, systems=None if system is None else (*arrays[:2], *system))
+            nodes, log_weights = adaptive_rule(center, scale, gauss_hermite_rule(adaptive))
             node_ll = adaptive_node_loglik(a, location, thresholds, nodes, layout)
-        if arrays is not None:
-            alpha, beta, tau = system_priors(layout)
+        if system is not None:
+            alpha, beta, tau = system
             if adaptive is None:
                 true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts)
             else:

@@ -33,7 +33,6 @@ from bayes_raters.irt.facets_adaptive import (
     ADAPTIVE_TOLERANCE,
     REFINED_NODES,
     adaptive_error,
-    mode_moments,
     uses_adaptive,
 )
 from bayes_raters.irt.facets_draws import (
@@ -234,13 +233,13 @@ def fit_facets(
     info = model.facets
     warn_contradicted_slopes(rater_rest_correlations(info["table"]), "many-facet rater model", subject="rater")
     names = [v.name for v in model.free_RVs] + [n for n in ("a", "difficulty") if n not in {v.name for v in model.free_RVs}]
-    moments = mode_moments(model) if uses_adaptive(model) else None
+    adaptive = uses_adaptive(model)
 
     def build(n_nodes):
-        if moments is None:
+        if not adaptive:
             return model, None
         n_nodes = n_nodes or ADAPTIVE_NODES
-        return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=(*moments, n_nodes), **columns), n_nodes
+        return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=n_nodes, **columns), n_nodes
 
     def sample(fitted):
         return sample_model(
