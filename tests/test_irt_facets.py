@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pymc as pm
 import pytest
 from scipy import integrate, stats
 
@@ -162,3 +163,18 @@ def test_save_load_round_trip(erratic_fit, tmp_path):
     (tmp_path / "bad.nc").write_bytes(b"not a netcdf file")
     with pytest.raises(PersistenceError):
         FacetsResult.load(tmp_path / "bad.nc")
+
+
+def test_rasch_form_samples_the_logit_scale_and_reports_ability_units():
+    """``consistency=False``: severities, difficulties and thresholds are free on the logit scale
+    (what the data pin down) and reported in ability units, divided by the common a."""
+    ratings, _, _ = simulate_facet_ratings(40, 4, 2, 5, random_seed=5)
+    model = build_facets_model(ratings, consistency=False)
+    free = {v.name for v in model.free_RVs}
+    assert {"severity_logit", "difficulty_logit", "thresholds_logit"} <= free and "severity" not in free
+    names = ["mu_log_a", "severity_logit", "severity", "difficulty_logit", "difficulty", "thresholds_logit", "thresholds", "a"]
+    draws = dict(zip(names, pm.draw([model[n] for n in names], random_seed=1)))
+    a = np.exp(draws["mu_log_a"])
+    for name in ("severity", "difficulty", "thresholds"):
+        assert np.allclose(draws[name], draws[f"{name}_logit"] / a)
+    assert np.allclose(draws["a"], a)

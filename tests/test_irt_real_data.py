@@ -134,9 +134,7 @@ def test_facets_rater_severities_agree_with_an_ordinal_mixed_model_on_insteval(s
     ratings = pd.read_csv(shared_data / "insteval" / "insteval_ratings.csv").assign(prompt="lecture")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SlopeWarning)  # one student rates against the others (r = -0.45), named in the table
-        # 2 x 1,000 draws leave the two scales (the common discrimination and the severities' SD,
-        # which trade off) at bulk ESS near 100: the report says so and is checked below
-        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the margins below decide, not the 1.01 edge
         result = fit_facets(ratings, consistency=False, random_seed=1, progressbar=False)
     raters = result.rater_table().join(pd.read_csv(shared_data / "insteval" / "clmm_raters.csv").set_index("rater"))
     lecturers = result.response_table().join(pd.read_csv(shared_data / "insteval" / "clmm_responses.csv").set_index("response"))
@@ -146,5 +144,6 @@ def test_facets_rater_severities_agree_with_an_ordinal_mixed_model_on_insteval(s
     print(f"\nInstEval facets: corr(severity) {corr_rater:.4f}, corr(lecturer) {corr_lecturer:.4f}, "
           f"{attrs['quadrature']}, error {attrs['quadrature_error']:.1e}; {result.report}")
     assert attrs["quadrature"].startswith("adaptive") and attrs["quadrature_error"] < ADAPTIVE_TOLERANCE
-    assert result.report.divergences == 0 and result.report.max_r_hat < 1.05 and result.report.min_ess_bulk > 50
+    # measured: R-hat 1.009, bulk ESS 526 (95 before the Rasch form's logit-scale parameters)
+    assert result.report.divergences == 0 and result.report.max_r_hat < 1.02 and result.report.min_ess_bulk >= 400
     assert corr_rater >= 0.98 and corr_lecturer >= 0.98

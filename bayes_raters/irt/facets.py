@@ -24,6 +24,8 @@ severities :math:`\delta \sim \text{ZeroSumNormal}(\sigma_\delta)` and difficult
 :math:`b \sim \text{ZeroSumNormal}(\sigma_b)` (the mean rater and the mean prompt fix the origin
 with :math:`E\theta = 0`; no :math:`b` with one prompt), :math:`\sigma_\delta, \sigma_b \sim
 \text{HalfNormal}(1)`; :math:`\tau_k \sim N(0, 2)` (unordered, as in the rating scale model).
+With ``consistency=False`` those priors apply to :math:`a\delta_r`, :math:`a b_j` and :math:`a\tau_k`
+(the logit scale, where the data identify them; :func:`facet_priors` says why).
 Raters and prompts are centred (``log_a``, ``severity``, ``difficulty`` sampled directly): in
 essay scoring each rater gives dozens to hundreds of ratings, where the centred form mixes
 better. Measured on 600 responses x 10 raters with an erratic rater (seed 1, 2 x (1,000 +
@@ -295,19 +297,34 @@ def system_arrays(systems: pd.DataFrame | None, layout: FacetLayout):
 
 
 def facet_priors(layout: FacetLayout, consistency: bool):
-    """The module's priors: returns ``(a, location, thresholds)`` as tensors."""
+    r"""The module's priors: returns ``(a, location, thresholds)`` as tensors (ability units).
+
+    With ``consistency=False`` the severities, difficulties and thresholds are sampled on the
+    logit scale (``severity_logit`` etc., the priors of the module docstring there) and divided by
+    the common :math:`a` (Deterministics ``severity``, ``difficulty``, ``thresholds``): the data
+    pin down :math:`a\delta_r`, so in ability units :math:`a` and the severities' SD trade off
+    along a ridge. Measured on InstEval (`models/irt_facets.md`): bulk ESS of
+    :math:`\mu_a` and :math:`\sigma_\delta` 109 and 95 in ability units."""
     mu_a = pm.Normal("mu_log_a", 0.0, 0.5)
     if consistency:
         sigma_a = pm.HalfNormal("sigma_log_a", 0.5)
         a = pm.Deterministic("a", pt.exp(pm.Normal("log_a", mu_a, sigma_a, dims="rater")), dims="rater")
+        scale, suffix = 1.0, ""
     else:
         a = pm.Deterministic("a", pt.exp(mu_a) * pt.ones(len(layout.raters)), dims="rater")
-    severity = pm.ZeroSumNormal("severity", sigma=pm.HalfNormal("sigma_severity", 1.0), dims="rater")
+        scale, suffix = pt.exp(mu_a), "_logit"
+
+    def in_ability_units(name, value, dims):
+        return value if not suffix else pm.Deterministic(name, value / scale, dims=dims)
+
+    severity = in_ability_units("severity", pm.ZeroSumNormal(
+        "severity" + suffix, sigma=pm.HalfNormal("sigma_severity", 1.0), dims="rater"), "rater")
     if len(layout.prompts) > 1:
-        difficulty = pm.ZeroSumNormal("difficulty", sigma=pm.HalfNormal("sigma_difficulty", 1.0), dims="prompt")
+        difficulty = in_ability_units("difficulty", pm.ZeroSumNormal(
+            "difficulty" + suffix, sigma=pm.HalfNormal("sigma_difficulty", 1.0), dims="prompt"), "prompt")
     else:
         difficulty = pm.Deterministic("difficulty", pt.zeros(1), dims="prompt")
-    thresholds = pm.Normal("thresholds", 0.0, 2.0, dims="threshold")
+    thresholds = in_ability_units("thresholds", pm.Normal("thresholds" + suffix, 0.0, 2.0, dims="threshold"), "threshold")
     return a, severity[:, None] + difficulty[None, :], thresholds
 
 

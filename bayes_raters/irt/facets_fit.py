@@ -232,7 +232,8 @@ def fit_facets(
     model = build_facets_model(ratings, system_scores, consistency=consistency, **columns)
     info = model.facets
     warn_contradicted_slopes(rater_rest_correlations(info["table"]), "many-facet rater model", subject="rater")
-    names = [v.name for v in model.free_RVs] + [n for n in ("a", "difficulty") if n not in {v.name for v in model.free_RVs}]
+    free = {v.name for v in model.free_RVs}
+    names = [v.name for v in model.free_RVs] + [n for n in ("a", "severity", "difficulty", "thresholds") if n not in free]
     adaptive = uses_adaptive(model)
 
     def build(n_nodes):
