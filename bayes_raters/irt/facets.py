@@ -218,31 +218,25 @@ def newton_centres(a, location, thresholds, layout: FacetLayout, lib=pt, systems
     r, x = layout.rater, layout.category
     a_r, shift = a[r], location[r, layout.prompt]
     k = np.arange(layout.n_categories)
-    tau = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])
     z = np.zeros(len(layout.responses)) if lib is np else pt.zeros(len(layout.responses))
     for _ in range(steps):
-        p = _softmax(k * (a_r * (z[layout.unit] - shift))[:, None] - a_r[:, None] * tau, lib)  # (ratings, K)
+        p = lib.exp(adjacent_logp(a_r * (z[layout.unit] - shift), a_r, thresholds, lib))  # (ratings, K)
         mean = p @ k
         slope = unit_total(a_r * (x - mean), layout, lib) - z
         curvature = unit_total(a_r**2 * (p @ (k * k) - mean**2), layout, lib) + 1.0
         if systems is not None:
-            extra_slope, extra_curvature = _system_newton_terms(a, location, tau, z, layout, systems, lib)
+            extra_slope, extra_curvature = _system_newton_terms(a, location, thresholds, z, layout, systems, lib)
             slope, curvature = slope + extra_slope, curvature + extra_curvature
         z = z + lib.clip(slope / curvature, -MAX_NEWTON_STEP, MAX_NEWTON_STEP)
     return z, 1.0 / lib.sqrt(curvature)
 
 
-def _softmax(logits, lib):
-    top = _logsumexp(logits, axis=-1, keepdims=True) if lib is np else pt.logsumexp(logits, axis=-1, keepdims=True)
-    return lib.exp(logits - top)
-
-
-def _system_newton_terms(a, location, tau, z, layout: FacetLayout, systems, lib):
+def _system_newton_terms(a, location, thresholds, z, layout: FacetLayout, systems, lib):
     """Slope and Gauss-Newton curvature (units,) of the system scores' log-likelihood in z."""
     values, mask, alpha, beta, sd = systems
     k = np.arange(layout.n_categories)
-    p = _softmax(k * (a[:, None, None] * (z[None, None, :] - location[:, :, None]))[..., None]
-                 - a[:, None, None, None] * tau, lib)  # (R, J, U, K)
+    eta = a[:, None, None] * (z[None, None, :] - location[:, :, None])  # (R, J, U)
+    p = lib.exp(adjacent_logp(eta, a[:, None, None], thresholds, lib))  # (R, J, U, K)
     expected = p @ layout.score_values
     derivative = a[:, None, None] * (p @ (layout.score_values * k) - expected * (p @ k))
     true, slope_t = ((layout.unit_prompts * v.mean(axis=0).T).sum(axis=1) for v in (expected, derivative))  # (U,)
