@@ -5,6 +5,7 @@ severity coverage over replications is slow (tests/test_irt_validation.py)."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -23,7 +24,7 @@ from bayes_raters.irt.facets import (
     validate_facet_ratings,
 )
 from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
-from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
+from bayes_raters.irt.facets_fit import FacetsResult, _sample_forms, fit_facets
 from bayes_raters.irt.facets_simulate import simulate_facet_ratings
 from bayes_raters.quadrature import marginal_loglik, trapezoid_rule
 
@@ -129,6 +130,10 @@ def test_fit_recovers_severities_and_flags_the_erratic_rater(erratic_fit):
     planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
     assert prmse["lower"] < planted < prmse["upper"]
     assert 0.1 < result.posterior.attrs["theta_mh_acceptance"] <= 1.0
+    # raters that differ and rate often: the centred form does not diverge, so it is kept and the
+    # non-centred one never runs (its 2 divergences and 34 leapfrog steps per draw: card)
+    assert result.posterior.attrs["parametrisation"] == "centred"
+    assert result.posterior.attrs["divergences_by_form"] == "centred: 0"
 
 
 def test_tables_loo_and_predictive(erratic_fit):
@@ -178,3 +183,48 @@ def test_rasch_form_samples_the_logit_scale_and_reports_ability_units():
     for name in ("severity", "difficulty", "thresholds"):
         assert np.allclose(draws[name], draws[f"{name}_logit"] / a)
     assert np.allclose(draws["a"], a)
+
+
+def _fake_form(divergences):
+    """A stand-in for one form's fit: its report's divergences and a warning naming the form."""
+    def sample_form(form):
+        warnings.warn(f"form {form}", UserWarning)
+        report = SimpleNamespace(divergences=divergences[form])
+        return ("model", "idata", report, None, 0.0)
+    return sample_form
+
+
+@pytest.mark.parametrize(("divergences", "kept", "tried"), [
+    ({True: 0, False: 5}, True, "centred: 0"),                       # no divergence: one fit only
+    ({True: 107, False: 0}, False, "centred: 107, non-centred: 0"),   # SBC simulation 1 (card)
+    ({True: 3, False: 9}, True, "centred: 3, non-centred: 9"),        # neither clean: the fewer
+    ({True: 4, False: 4}, True, "centred: 4, non-centred: 4"),        # a tie keeps the centred form
+])
+def test_the_centred_form_runs_first_and_the_fewer_divergences_win(divergences, kept, tried):
+    """``fit_facets(centred=None)``: the non-centred form is sampled only when the centred one
+    diverged, the fit with fewer divergences is kept, and only its warnings reach the user."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (form, fit), counts = _sample_forms(_fake_form(divergences), None)
+    assert form is kept and fit[2].divergences == divergences[kept]
+    assert ", ".join(f"{k}: {v}" for k, v in counts.items()) == tried
+    assert [str(w.message) for w in caught] == [f"form {kept}"]
+    with pytest.warns(UserWarning, match="form False"):  # a named form runs alone
+        (form, _), counts = _sample_forms(_fake_form(divergences), False)
+    assert form is False and list(counts) == ["non-centred"]
+
+
+def test_non_centred_form_has_the_same_prior():
+    """``centred=False`` reparametrises, it does not change the prior: the prior draws of the
+    rater and prompt parameters match the centred model's (KS, 4,000 draws each)."""
+    ratings, _, _ = simulate_facet_ratings(40, 5, 2, 5, random_seed=6)
+    draws = {}
+    for form in (True, False):
+        model = build_facets_model(ratings, centred=form)
+        draws[form] = pm.draw([model["log_a"], model["severity"], model["difficulty"]], draws=4000, random_seed=3)
+        names = {v.name for v in model.free_RVs}
+        assert ({"log_a", "severity", "difficulty"} <= names) is form
+        assert ({"log_a_z", "severity_z", "difficulty_z"} <= names) is not form
+    for centred, non_centred in zip(draws[True], draws[False]):
+        for column in range(centred.shape[1]):
+            assert stats.ks_2samp(centred[:, column], non_centred[:, column]).pvalue > 0.001

@@ -26,11 +26,18 @@ with :math:`E\theta = 0`; no :math:`b` with one prompt), :math:`\sigma_\delta, \
 \text{HalfNormal}(1)`; :math:`\tau_k \sim N(0, 2)` (unordered, as in the rating scale model).
 With ``consistency=False`` those priors apply to :math:`a\delta_r`, :math:`a b_j` and :math:`a\tau_k`
 (the logit scale, where the data identify them; :func:`facet_priors` says why).
-Raters and prompts are centred (``log_a``, ``severity``, ``difficulty`` sampled directly): in
-essay scoring each rater gives dozens to hundreds of ratings, where the centred form mixes
-better. Measured on 600 responses x 10 raters with an erratic rater (seed 1, 2 x (1,000 +
-1,000)): non-centred, 5 divergences at target_accept 0.9 (1 at 0.95), min bulk ESS 403, 60 s
-sampling at 36 leapfrog steps per draw; centred, no divergence, min bulk ESS 1,163, 23 s at 14.
+
+Parametrisation. Raters and prompts are centred (``log_a``, ``severity``, ``difficulty``
+sampled directly) unless the centred draws diverge: then :func:`~bayes_raters.irt.facets_fit.fit_facets`
+samples the non-centred form too (``centred=False`` here) and keeps the fit with fewer
+divergences. In essay scoring each rater gives dozens to hundreds of ratings, where the centred
+form mixes better when raters differ. Measured on 600 responses x 10 raters with an erratic rater
+(seed 1, 2 x (1,000 + 1,000)): non-centred, 5 divergences at target_accept 0.9 (1 at 0.95), min
+bulk ESS 403, 60 s sampling at 36 leapfrog steps per draw; centred, no divergence, min bulk ESS
+1,163, 23 s at 14. But with few raters or prompts whose spread is small (the SBC configuration:
+5 raters, 2 prompts, scales drawn from their priors) the centred form is a funnel: its first four
+simulations gave 107, 157, 69 and 503 divergences, the non-centred form none
+(``models/irt_facets.md``).
 
 True score and systems. The true score of response :math:`i` on the score scale is what the
 fit's raters give it on average, :math:`T_i(\theta) = \frac{1}{R J_i} \sum_r \sum_{j \in J_i}
@@ -290,7 +297,7 @@ def system_arrays(systems: pd.DataFrame | None, layout: FacetLayout):
     return values, mask, ids
 
 
-def facet_priors(layout: FacetLayout, consistency: bool):
+def facet_priors(layout: FacetLayout, consistency: bool, centred: bool = True):
     r"""The module's priors: returns ``(a, location, thresholds)`` as tensors (ability units).
 
     With ``consistency=False`` the severities, difficulties and thresholds are sampled on the
@@ -298,11 +305,21 @@ def facet_priors(layout: FacetLayout, consistency: bool):
     the common :math:`a` (Deterministics ``severity``, ``difficulty``, ``thresholds``): the data
     pin down :math:`a\delta_r`, so in ability units :math:`a` and the severities' SD trade off
     along a ridge. Measured on InstEval (`models/irt_facets.md`): bulk ESS of
-    :math:`\mu_a` and :math:`\sigma_\delta` 109 and 95 in ability units."""
+    :math:`\mu_a` and :math:`\sigma_\delta` 109 and 95 in ability units.
+
+    ``centred=False``: the same priors with every hierarchical group non-centred,
+    :math:`\log a_r = \mu_a + \sigma_a z_r` (``log_a_z``), :math:`\delta = \sigma_\delta
+    \tilde\delta` and :math:`b = \sigma_b \tilde b` with :math:`\tilde\delta, \tilde b \sim`
+    ZeroSumNormal(1) (``severity_z``, ``difficulty_z``); :func:`bayes_raters.irt.facets_fit.fit_facets`
+    says when it is used."""
     mu_a = pm.Normal("mu_log_a", 0.0, 0.5)
     if consistency:
         sigma_a = pm.HalfNormal("sigma_log_a", 0.5)
-        a = pm.Deterministic("a", pt.exp(pm.Normal("log_a", mu_a, sigma_a, dims="rater")), dims="rater")
+        if centred:
+            log_a = pm.Normal("log_a", mu_a, sigma_a, dims="rater")
+        else:
+            log_a = pm.Deterministic("log_a", mu_a + sigma_a * pm.Normal("log_a_z", 0.0, 1.0, dims="rater"), dims="rater")
+        a = pm.Deterministic("a", pt.exp(log_a), dims="rater")
         scale, suffix = 1.0, ""
     else:
         a = pm.Deterministic("a", pt.exp(mu_a) * pt.ones(len(layout.raters)), dims="rater")
@@ -311,11 +328,15 @@ def facet_priors(layout: FacetLayout, consistency: bool):
     def in_ability_units(name, value, dims):
         return value if not suffix else pm.Deterministic(name, value / scale, dims=dims)
 
-    severity = in_ability_units("severity", pm.ZeroSumNormal(
-        "severity" + suffix, sigma=pm.HalfNormal("sigma_severity", 1.0), dims="rater"), "rater")
+    def zero_sum(name, sigma_name, dims):
+        sigma = pm.HalfNormal(sigma_name, 1.0)
+        if centred:
+            return pm.ZeroSumNormal(name, sigma=sigma, dims=dims)
+        return pm.Deterministic(name, sigma * pm.ZeroSumNormal(f"{name}_z", sigma=1.0, dims=dims), dims=dims)
+
+    severity = in_ability_units("severity", zero_sum("severity" + suffix, "sigma_severity", "rater"), "rater")
     if len(layout.prompts) > 1:
-        difficulty = in_ability_units("difficulty", pm.ZeroSumNormal(
-            "difficulty" + suffix, sigma=pm.HalfNormal("sigma_difficulty", 1.0), dims="prompt"), "prompt")
+        difficulty = in_ability_units("difficulty", zero_sum("difficulty" + suffix, "sigma_difficulty", "prompt"), "prompt")
     else:
         difficulty = pm.Deterministic("difficulty", pt.zeros(1), dims="prompt")
     thresholds = in_ability_units("thresholds", pm.Normal("thresholds" + suffix, 0.0, 2.0, dims="threshold"), "threshold")
@@ -342,7 +363,7 @@ def system_node_loglik(true_nodes, values, mask, alpha, beta, tau, center, lib=p
 def build_facets_model(
     ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
     response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
-    system: str = "system", rule: QuadratureRule | None = None, adaptive: int | None = None,
+    system: str = "system", rule: QuadratureRule | None = None, adaptive: int | None = None, centred: bool = True,
 ) -> pm.Model:
     """The marginal many-facet model (no theta variable), returned without sampling.
 
@@ -352,7 +373,7 @@ def build_facets_model(
     response's own ``n_nodes`` Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q` centred at its
     conditional mode at the current parameters (:func:`newton_centres`,
     :func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive` says
-    when). The layout, scores, systems, shared rule
+    when). ``centred=False``: the hierarchical groups non-centred (:func:`facet_priors`). The layout, scores, systems, shared rule
     (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""
     table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
     systems = None
@@ -369,7 +390,7 @@ def build_facets_model(
     if arrays is not None:
         coords["system"] = arrays[2]
     with pm.Model(coords=coords) as model:
-        a, location, thresholds = facet_priors(layout, consistency)
+        a, location, thresholds = facet_priors(layout, consistency, centred)
         system = None if arrays is None else system_priors(layout)
         if adaptive is None:
             nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
@@ -389,5 +410,5 @@ def build_facets_model(
             node_ll = node_ll + system_node_loglik(true_nodes, arrays[0], arrays[1], alpha, beta, tau, layout.score_center)
         pm.Potential("marginal_loglik", marginal_loglik(node_ll, log_weights).sum())
     model.facets = {"layout": layout, "table": table, "scores": scores, "systems": systems, "arrays": arrays,
-                    "rule": rule, "consistency": consistency, "adaptive": adaptive}
+                    "rule": rule, "consistency": consistency, "adaptive": adaptive, "centred": centred}
     return model
