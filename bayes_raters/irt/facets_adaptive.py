@@ -34,7 +34,7 @@ import numpy as np
 import xarray as xr
 
 from bayes_raters.irt.facets import adaptive_node_loglik, adaptive_true_score, newton_centres, system_node_loglik
-from bayes_raters.irt.facets_draws import draw_parameters, node_loglik_at, system_terms
+from bayes_raters.irt.facets_draws import draw_parameters, node_loglik_at, parameter_arrays, system_terms
 from bayes_raters.quadrature import adaptive_rule, gauss_hermite_rule, marginal_loglik
 
 ADAPTIVE_NODES = 7
@@ -66,10 +66,10 @@ def adaptive_error(posterior: xr.Dataset, info: dict, n_nodes: int, n_draws: int
     """Largest difference of a response's log marginal between the adaptive rule with ``n_nodes``
     nodes and the shared rule, over ``n_draws`` evenly spaced posterior draws."""
     stacked = posterior.stack(sample=("chain", "draw"))
-    worst = 0.0
+    worst, params = 0.0, parameter_arrays(stacked)
     for s in np.unique(np.linspace(0, stacked.sizes["sample"] - 1, n_draws).astype(int)):
-        a, location, thresholds = draw_parameters(stacked, s)
-        system = None if info["arrays"] is None else system_terms(stacked, s)
+        a, location, thresholds = draw_parameters(params, s)
+        system = None if info["arrays"] is None else system_terms(params, s)
         shared = marginal_loglik(node_loglik_at(a, location, thresholds, system, info["layout"], info["rule"], info["arrays"]),
                                  info["rule"].log_weights)
         adaptive = adaptive_marginal(a, location, thresholds, system, info, n_nodes)

@@ -27,12 +27,22 @@ from bayes_raters.irt.facets import (
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, marginal_loglik
 
 
-def draw_parameters(stacked: xr.Dataset, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(a, location, thresholds)`` of sample ``s`` of a (sample)-stacked posterior."""
-    one = stacked.isel(sample=s)
-    a = one["a"].values
-    location = one["severity"].values[:, None] + one["difficulty"].values[None, :]
-    return a, location, one["thresholds"].values
+#: Posterior variables the per-draw functions read (those present).
+PARAMETER_NAMES = ("a", "severity", "difficulty", "thresholds", "theta", "alpha", "beta", "tau")
+
+
+def parameter_arrays(stacked: xr.Dataset) -> dict[str, np.ndarray]:
+    """The facet, ability and system parameters of a (sample)-stacked posterior as NumPy arrays
+    with the sample first, converted once: an xarray selection per sample cost 6.9 of the 80 s of
+    the 400 x 8 x 2 essay fit on one core (4,000 selections of four variables)."""
+    return {name: np.moveaxis(stacked[name].values, stacked[name].dims.index("sample"), 0)
+            for name in PARAMETER_NAMES if name in stacked}
+
+
+def draw_parameters(params: dict, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a, location, thresholds)`` of sample ``s`` of :func:`parameter_arrays`."""
+    location = params["severity"][s][:, None] + params["difficulty"][s][None, :]
+    return params["a"][s], location, params["thresholds"][s]
 
 
 def rating_logits(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray:
@@ -57,10 +67,9 @@ def true_scores_at(a, location, thresholds, z, layout: FacetLayout) -> np.ndarra
     return out
 
 
-def system_terms(stacked: xr.Dataset, s: int):
-    """``(alpha, beta, tau)`` of sample ``s``."""
-    one = stacked.isel(sample=s)
-    return one["alpha"].values, one["beta"].values, one["tau"].values
+def system_terms(params: dict, s: int):
+    """``(alpha, beta, tau)`` of sample ``s`` of :func:`parameter_arrays`."""
+    return params["alpha"][s], params["beta"][s], params["tau"][s]
 
 
 def node_loglik_at(a, location, thresholds, system, layout: FacetLayout, rule: QuadratureRule, arrays) -> np.ndarray:
@@ -82,10 +91,10 @@ def conditional_draws(stacked: xr.Dataset, layout: FacetLayout, rule: Quadrature
     n, center = stacked.sizes["sample"], layout.score_center
     units = len(layout.responses)
     log_lik, theta, true = np.empty((n, units)), np.empty((n, units)), np.empty((n, units))
-    rates = []
+    rates, params = [], parameter_arrays(stacked)
     for s in range(n):
-        a, location, thresholds = draw_parameters(stacked, s)
-        system = None if arrays is None else system_terms(stacked, s)
+        a, location, thresholds = draw_parameters(params, s)
+        system = None if arrays is None else system_terms(params, s)
         node_ll = node_loglik_at(a, location, thresholds, system, layout, rule, arrays)
         log_lik[s] = marginal_loglik(node_ll, rule.log_weights)
 
@@ -110,9 +119,10 @@ def fit_statistics(stacked: xr.Dataset, layout: FacetLayout) -> tuple[np.ndarray
     infit, outfit = np.empty((n, raters)), np.empty((n, raters))
     k = np.arange(layout.n_categories)
     count = np.bincount(layout.rater, minlength=raters)
+    params = parameter_arrays(stacked)
     for s in range(n):
-        a, location, thresholds = draw_parameters(stacked, s)
-        z = stacked["theta"].isel(sample=s).values
+        a, location, thresholds = draw_parameters(params, s)
+        z = params["theta"][s]
         p = np.exp(rating_logits(a, location, thresholds, z, layout))
         expected = p @ k
         variance = np.maximum(p @ k**2 - expected**2, 1e-12)

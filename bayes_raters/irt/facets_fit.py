@@ -38,6 +38,7 @@ from bayes_raters.irt.facets_adaptive import (
 from bayes_raters.irt.facets_draws import (
     conditional_draws,
     draw_parameters,
+    parameter_arrays,
     fit_statistics,
     prmse_draws,
     rating_logits,
@@ -199,9 +200,9 @@ class FacetsResult(FitResult):
         draw's parameters and the response's ability."""
         stacked, layout = draws.stack(sample=("chain", "draw")), self.layout
         out = np.empty((stacked.sizes["sample"], len(self.table)), dtype=np.int16)
+        params = parameter_arrays(stacked)
         for s in range(stacked.sizes["sample"]):
-            theta = stacked["theta"].isel(sample=s).values
-            out[s] = draw_categories(np.exp(rating_logits(*draw_parameters(stacked, s), theta, layout)), rng)
+            out[s] = draw_categories(np.exp(rating_logits(*draw_parameters(params, s), params["theta"][s], layout)), rng)
         shape = (draws.sizes["chain"], draws.sizes["draw"], len(self.table))
         coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
         return xr.Dataset({"category": (("chain", "draw", "rating"), out.reshape(shape))}, coords=coords)
