@@ -83,3 +83,36 @@ def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
             "prmse_planted": float(planted),
             "erratic_flagged": "r0" in flagged, "others_flagged": len(flagged - {"r0"}),
             "converged": result.convergence.converged, "max_r_hat": result.convergence.max_r_hat}
+
+
+def simulate_course_ratings(
+    n_lecturers: int = 40, n_students: int = 200, *, most: int = 200, a: float = 1.6,
+    thresholds=(-1.5, -0.25, -0.15, 1.2), random_seed=None,
+) -> tuple[pd.DataFrame, dict]:
+    """Course-evaluation ratings shaped like lme4's InstEval (``tests/data/insteval/``): one
+    prompt, lecturers (the responses) rated very unequally often, students (the raters) each
+    rating a few of them, scores 1..len(thresholds) + 1, drawn from the many-facet Rasch model
+    with parameters NOT from its priors: lecturer abilities skewed (a standardised Gamma(2),
+    skewness 1.4), student severities heavy-tailed (0.3 x Student t with 3 df, centred), close
+    thresholds (default gaps 0.1 beside 1.25 and 1.35) and one common ``a``. Lecturer ``i``
+    gets about ``most`` x 0.93^i ratings (at least 2) from distinct random students. Returns
+    ``(ratings, truth)`` with ``theta`` (lecturers ``l0..``, ability units), ``severity``
+    (students ``s0..``), ``a`` and ``thresholds``."""
+    rng = np.random.default_rng(random_seed)
+    theta = (rng.gamma(2.0, 1.0, n_lecturers) - 2.0) / np.sqrt(2.0)
+    severity = 0.3 * rng.standard_t(3, n_students)
+    severity -= severity.mean()
+    counts = np.maximum(2, np.round(most * 0.93 ** np.arange(n_lecturers)).astype(int)).clip(max=n_students)
+    unit = np.repeat(np.arange(n_lecturers), counts)
+    rater = np.concatenate([rng.choice(n_students, c, replace=False) for c in counts])
+    tau = np.asarray(thresholds, float)
+    layout = FacetLayout(
+        np.array([f"l{i}" for i in range(n_lecturers)]), np.array(["p0"]), np.array([f"s{r}" for r in range(n_students)]),
+        np.arange(1.0, len(tau) + 2), unit, np.zeros(len(unit), int), rater, np.zeros(len(unit), int),
+        np.ones((n_lecturers, 1)),
+    )
+    common = np.full(n_students, a)
+    category = draw_categories(np.exp(rating_logits(common, severity[:, None], tau, theta, layout)), rng)
+    ratings = pd.DataFrame({"response": layout.responses[unit], "prompt": "p0", "rater": layout.raters[rater],
+                            "score": category + 1})
+    return ratings, {"theta": theta, "severity": severity, "a": a, "thresholds": tau}
