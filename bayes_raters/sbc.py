@@ -71,7 +71,9 @@ def one_simulation(configuration: Configuration, seed: int) -> dict:
         warnings.simplefilter("ignore")  # convergence is recorded, not warned, per simulation
         draws, report = configuration.fit(data, seed)
     ranks = {name: int(np.sum(thinned(draws[name]) < value)) for name, value in truth.items()}
-    return {"seed": seed, "converged": bool(getattr(report, "converged", report)), **ranks, **diagnostics(report)}
+    # a fit may add figures of its own beside the report's (``diag_`` keys of its draws, not ranked)
+    extras = {name: float(value) for name, value in draws.items() if name.startswith(DIAGNOSTIC_PREFIX)}
+    return {"seed": seed, "converged": bool(getattr(report, "converged", report)), **ranks, **diagnostics(report), **extras}
 
 
 #: Prefix of the columns that record each fit's convergence figures (not ranks).

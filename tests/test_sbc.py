@@ -158,3 +158,19 @@ def test_polytomous_sbc_simulator_draws_from_the_models_own_priors(model):
         assert stats.ks_2samp(left, right).pvalue > 0.001
     if model == "grm":
         assert (np.diff(d_ours.reshape(-1, n_items, n_categories - 1), axis=-1) >= 0).all()
+
+
+def _simulate_half(rng):
+    return {"x": float(rng.uniform())}, None
+
+
+def _fit_with_extra(data, seed):
+    return {"x": np.linspace(0.0, 1.0, 400), "diag_non_centred": 1.0}, True
+
+
+def test_a_fits_own_diagnostic_is_kept_beside_the_ranks_and_not_ranked():
+    """A configuration's fit may report figures of its own (the many-facet fit: which
+    parametrisation it kept) as ``diag_`` keys of its draws: they reach the row, not the ranks."""
+    ranks = run_sbc(Configuration("extra", _simulate_half, _fit_with_extra), 3, seed=2)
+    assert (ranks["diag_non_centred"] == 1.0).all()
+    assert quantities(ranks) == ["x"] and ranks["x"].between(0, RANK_DRAWS).all()
