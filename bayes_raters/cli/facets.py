@@ -64,4 +64,6 @@ def facets(args: argparse.Namespace) -> Output:
     data = {name: records(table, keys[name]) for name, table in tables.items()}
     data["convergence"] = convergence_record(result.convergence)
     data["convergence"]["inference"] = result.posterior.attrs.get("inference", "nuts")  # which path ran, and why
+    for name in ("parametrisation", "divergences_by_form"):  # which form of the rater/prompt groups was kept
+        data["convergence"][name] = result.posterior.attrs[name]
     return Output(text, data, tables)
