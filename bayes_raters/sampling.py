@@ -231,6 +231,7 @@ def sample_model(
     nuts_kwargs: dict | None = None,
     initvals: dict | None = None,
     inference: str = "nuts",
+    extra_chains: int = 0,
 ) -> tuple[xr.DataTree, ConvergenceReport]:
     r"""Sample ``model`` with NUTS (or importance-sampled Laplace draws) and report convergence.
 
@@ -242,6 +243,13 @@ def sample_model(
     but not R-hat or ESS, twice as many fresh proposals are drawn from the same mode and Hessian,
     pooled with the first batch's and resampled, before NUTS (:func:`bayes_raters.laplace.sample_laplace`; the posterior's
     ``laplace_batch`` attribute says which batch was kept).
+
+    ``extra_chains``: when the NUTS draws fail R-hat or ESS but none diverged (slow mixing, not a
+    biased sampler), run this many more chains (seed from :func:`extra_seed`) and pool them with
+    the first (:func:`pooled_chains`; the posterior's ``extra_chains`` attribute says why). Chains
+    are independent, so the pooled draws are draws of the same posterior, and R-hat over all of
+    them still flags a stuck chain. Used by the guessing IRT models (``irt.fit``), where a hard
+    item's weakly identified (a, b, c) leaves ESS just under 400 in a fifth of the fits.
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
     chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
@@ -272,7 +280,22 @@ def sample_model(
             if report is None or check.reason:  # no mode, or the Pareto check failed: NUTS
                 break
         fallback = f"nuts (the Laplace draws were rejected: {check.reason or '; '.join(report.problems)})"
-    kwargs = sampler_settings(nuts_sampler, target_accept, nuts_kwargs)
+    nuts = dict(draws=draws, tune=tune, cores=cores, nuts_sampler=nuts_sampler, var_names=var_names, progressbar=progressbar,
+                initvals=initvals, **sampler_settings(nuts_sampler, target_accept, nuts_kwargs))
+    idata = _run_nuts(model, chains=chains, random_seed=random_seed, **nuts)
+    idata["posterior"].attrs["inference"] = fallback or "nuts"
+    report = convergence_report(idata, check_var_names)
+    if extra_chains and not report.converged and not report.divergences:
+        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=extra_seed(random_seed), **nuts))
+        idata["posterior"].attrs["extra_chains"] = f"{extra_chains} ({'; '.join(report.problems)} with {chains})"
+        report = convergence_report(idata, check_var_names)
+    warn_if_not_converged(report, what)
+    return idata, report
+
+
+def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, progressbar, **kwargs) -> xr.DataTree:
+    """``pm.sample`` with this package's settings (quiet, strict floating point, BLAS threads
+    per chain, no numpy overflow warnings from diverging warm-up trajectories)."""
     cores = resolve_cores(chains, cores)
     with quiet_pymc(), model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
         warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
@@ -281,25 +304,33 @@ def sample_model(
         # every multiprocess PyMC fit raised it; the pool is fork-safe (pthread_atfork handlers),
         # and outside pytest the DeprecationWarning is hidden by Python's default filters anyway.
         warnings.filterwarnings("ignore", message=".*is multi-threaded, use of fork.*", category=DeprecationWarning)
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=random_seed,
-            nuts_sampler=nuts_sampler,
-            var_names=list(var_names) if var_names is not None else None,
-            progressbar=resolve_progressbar(progressbar),
-            compute_convergence_checks=False,
-            initvals=initvals,
-            **kwargs,
-        )
+        idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
+                          var_names=list(var_names) if var_names is not None else None,
+                          progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
     idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
-    idata["posterior"].attrs["inference"] = fallback or "nuts"
-    idata = _without_object_stats(idata)
-    report = convergence_report(idata, check_var_names)
-    warn_if_not_converged(report, what)
-    return idata, report
+    return _without_object_stats(idata)
+
+
+def extra_seed(random_seed):
+    """The seed of the extra chains of :func:`sample_model`: derived from ``random_seed`` (same
+    seed, same draws), None for None; a Generator is used as it stands after the first chains."""
+    if random_seed is None or isinstance(random_seed, np.random.Generator):
+        return random_seed
+    return int(np.random.default_rng([int(random_seed), 31]).integers(2**31))
+
+
+def pooled_chains(first: xr.DataTree, second: xr.DataTree) -> xr.DataTree:
+    """``first`` with the chains of ``second`` appended (numbered on) in every group that has a
+    ``chain`` dimension; other groups (observed and constant data) are ``first``'s."""
+    pooled = {}
+    for name, node in first.children.items():
+        data = node.to_dataset()
+        if "chain" in data.dims and name in second.children:
+            more = second[name].to_dataset()
+            more = more.assign_coords(chain=more["chain"].values + data.sizes["chain"])
+            data = xr.concat([data, more], dim="chain", combine_attrs="override")
+        pooled[name] = data
+    return xr.DataTree.from_dict(pooled)
 
 
 INFERENCE = ("nuts", "laplace", "auto")

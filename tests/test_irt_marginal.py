@@ -232,6 +232,30 @@ def test_cores_none_runs_one_chain_per_cpu(monkeypatch):
         sample_model(irt, chains=2, cores=None, what="test")
     assert seen == [min(2, usable_cores())] and resolve_cores(3, 1) == 1 and resolve_cores(1, None) == 1
 
+
+@pytest.mark.parametrize("model, dims, expected", [("3pl", None, (0.97, 2)), ("4pl", None, (0.97, 2)), ("2pl", None, (0.9, 0)),
+                                                   ("3pl", 2, (0.9, 0))])
+def test_guessing_models_sample_with_their_own_nuts_defaults(monkeypatch, model, dims, expected):
+    """The unidimensional 3PL/4PL default to target_accept 0.97 and to extra chains when the first
+    mix too little (``fit_irt`` docstring); an explicit target_accept wins."""
+    import bayes_raters.irt.fit as irt_fit
+    import bayes_raters.irt.multidim_fit as multidim_fit
+
+    seen = []
+
+    def fake_sample_model(model, **kwargs):
+        seen.append((kwargs["target_accept"], kwargs.get("extra_chains", 0)))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(irt_fit, "sample_model", fake_sample_model)
+    monkeypatch.setattr(multidim_fit, "sample_model", fake_sample_model)
+    table, _ = simulate_responses(60, 6, guessing=0.2, random_seed=8)
+    for target_accept in (None, 0.8):
+        with pytest.raises(RuntimeError, match="stop here"):
+            fit_irt(table, model, dims=dims, target_accept=target_accept, inference="nuts", random_seed=1)
+    assert seen == [expected, (0.8, expected[1])]
+
+
 def _scipy_marginal(y, a, b) -> float:
     """log int prod_j p(y_j | theta) phi(theta) dtheta by scipy quad (rel. tol 1e-13), centred at the mode."""
     grid = np.linspace(-12, 12, 24001)

@@ -165,3 +165,38 @@ def test_sample_refined_refines_until_the_error_is_small_and_keeps_only_the_last
         warnings.simplefilter("always")
         *_, setting, error = sample_refined(build, sample, error_of, lambda s: s / 2, tolerance=1e-6, refinements=1)
     assert setting == 0.5 and error == 4e-4  # out of refinements: the caller warns
+
+
+def _normal_model():
+    with pm.Model(coords={"k": [0, 1]}) as model:
+        pm.Normal("x", 0.0, 1.0, dims="k")
+    return model
+
+
+def test_extra_chains_are_added_and_pooled_when_the_first_chains_mix_too_little():
+    with pytest.warns(ConvergenceWarning, match="ESS"):  # 4 x 40 draws still fall short of 400
+        idata, report = sample_model(_normal_model(), draws=40, tune=40, chains=2, random_seed=3, extra_chains=2)
+    posterior = idata["posterior"]
+    assert report.chains == 4 and list(posterior["chain"].values) == [0, 1, 2, 3]
+    assert idata["sample_stats"].sizes["chain"] == 4
+    assert "ESS" in posterior.attrs["extra_chains"] and posterior.attrs["nuts_sampler"] == "pymc"
+    first, extra = posterior["x"].values[:2], posterior["x"].values[2:]
+    assert not np.allclose(first, extra)  # fresh seeds, not the first chains repeated
+    with pytest.warns(ConvergenceWarning):
+        again, _ = sample_model(_normal_model(), draws=40, tune=40, chains=2, random_seed=3, extra_chains=2)
+    np.testing.assert_array_equal(again["posterior"]["x"].values, posterior["x"].values)
+
+
+def test_no_extra_chains_when_the_first_converge():
+    idata, report = sample_model(_normal_model(), draws=1000, tune=500, chains=2, random_seed=3, extra_chains=2)
+    assert report.converged and report.chains == 2 and "extra_chains" not in idata["posterior"].attrs
+
+
+def test_no_extra_chains_when_the_first_diverge():
+    """Divergences mean a biased sampler, which more chains of it would not cure: reported as is."""
+    with pm.Model() as funnel:
+        v = pm.Normal("v", 0.0, 3.0)
+        pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=5)
+    with pytest.warns(ConvergenceWarning, match="divergent"):
+        idata, report = sample_model(funnel, draws=200, tune=200, chains=2, random_seed=3, target_accept=0.6, extra_chains=2)
+    assert report.divergences > 0 and report.chains == 2 and "extra_chains" not in idata["posterior"].attrs
