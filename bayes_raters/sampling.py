@@ -245,7 +245,7 @@ def sample_model(
     ``laplace_batch`` attribute says which batch was kept).
 
     ``extra_chains``: when the NUTS draws fail R-hat or ESS but none diverged (slow mixing, not a
-    biased sampler), run this many more chains (seed from :func:`extra_seed`) and pool them with
+    biased sampler), run this many more chains (seed from :func:`derived_rng`) and pool them with
     the first (:func:`pooled_chains`; the posterior's ``extra_chains`` attribute says why). Chains
     are independent, so the pooled draws are draws of the same posterior, and R-hat over all of
     them still flags a stuck chain. Used by the guessing IRT models (``irt.fit``), where a hard
@@ -286,7 +286,7 @@ def sample_model(
     idata["posterior"].attrs["inference"] = fallback or "nuts"
     report = convergence_report(idata, check_var_names)
     if extra_chains and not report.converged and not report.divergences:
-        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=extra_seed(random_seed), **nuts))
+        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=derived_rng(random_seed, 31), **nuts))
         idata["posterior"].attrs["extra_chains"] = f"{extra_chains} ({'; '.join(report.problems)} with {chains})"
         report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
@@ -311,12 +311,13 @@ def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, pro
     return _without_object_stats(idata)
 
 
-def extra_seed(random_seed):
-    """The seed of the extra chains of :func:`sample_model`: derived from ``random_seed`` (same
-    seed, same draws), None for None; a Generator is used as it stands after the first chains."""
-    if random_seed is None or isinstance(random_seed, np.random.Generator):
-        return random_seed
-    return int(np.random.default_rng([int(random_seed), 31]).integers(2**31))
+def derived_rng(random_seed, stream: int) -> np.random.Generator:
+    """The generator of one secondary stream of draws of a fit (its theta draws, extra chains...):
+    ``[seed, stream]`` for an integer seed (same seed, same draws), a child seeded from a
+    Generator's next integer, fresh entropy for None. The one derivation every fit uses."""
+    if isinstance(random_seed, np.random.Generator):
+        return np.random.default_rng(random_seed.integers(2**63))
+    return np.random.default_rng(None if random_seed is None else [int(random_seed), stream])
 
 
 def pooled_chains(first: xr.DataTree, second: xr.DataTree) -> xr.DataTree:

@@ -200,3 +200,31 @@ def test_no_extra_chains_when_the_first_diverge():
     with pytest.warns(ConvergenceWarning, match="divergent"):
         idata, report = sample_model(funnel, draws=200, tune=200, chains=2, random_seed=3, target_accept=0.6, extra_chains=2)
     assert report.divergences > 0 and report.chains == 2 and "extra_chains" not in idata["posterior"].attrs
+
+
+def test_derived_streams_repeat_for_a_seed_and_accept_a_generator():
+    from bayes_raters.sampling import derived_rng
+
+    assert derived_rng(5, 17).random() == np.random.default_rng([5, 17]).random()
+    assert derived_rng(5, 17).random() != derived_rng(5, 23).random()
+    assert derived_rng(np.random.default_rng(1), 17).random() == derived_rng(np.random.default_rng(1), 17).random()
+
+
+@pytest.mark.parametrize("family", ["polytomous", "facets"])
+def test_fits_that_used_int_seed_accept_a_generator_and_repeat_with_it(family):
+    """fit_polytomous and fit_facets called int(random_seed), so a numpy Generator raised."""
+    from bayes_raters.irt import fit_facets, fit_polytomous, simulate_facet_ratings
+    from bayes_raters.irt.simulate import simulate_ratings
+
+    if family == "polytomous":
+        data = simulate_ratings(80, 4, 3, random_seed=1)[0]
+        fit = lambda seed: fit_polytomous(data, "grm", draws=60, tune=60, cores=1, random_seed=seed)  # noqa: E731
+        name = "theta"
+    else:
+        data = simulate_facet_ratings(40, 4, 1, 3, random_seed=1)[0]
+        fit = lambda seed: fit_facets(data, draws=60, tune=60, cores=1, random_seed=seed, centred=True)  # noqa: E731
+        name = "theta"
+    with warnings.catch_warnings():  # 60 draws: convergence is not what is tested here
+        warnings.simplefilter("ignore")
+        first, second = fit(np.random.default_rng(4)), fit(np.random.default_rng(4))
+    np.testing.assert_array_equal(first.idata["posterior"][name].values, second.idata["posterior"][name].values)

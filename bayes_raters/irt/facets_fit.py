@@ -46,7 +46,7 @@ from bayes_raters.irt.facets_draws import (
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
+from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
 
 ERRATIC_MEAN_SQUARE = 1.5
 PREDICTABLE_MEAN_SQUARE = 0.5
@@ -271,10 +271,7 @@ def fit_facets(
                       "the posterior may be slightly off.", QuadratureWarning, stacklevel=2)
     posterior = idata["posterior"].to_dataset()
     stacked = posterior.stack(sample=("chain", "draw"))
-    seed = None if random_seed is None else [int(random_seed), 23]
-    log_lik, theta, true, rate = conditional_draws(
-        stacked, info["layout"], info["rule"], info["arrays"], np.random.default_rng(seed)
-    )
+    log_lik, theta, true, rate = conditional_draws(stacked, info["layout"], info["rule"], info["arrays"], derived_rng(random_seed, 23))
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values}
     per_response = lambda v: xr.DataArray(  # noqa: E731

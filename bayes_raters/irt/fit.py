@@ -44,7 +44,7 @@ from bayes_raters.irt.model import (
 from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
+from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
 
 #: Flag thresholds (documented in models/irt.md).
 LOW_A = 0.5  # discrimination below this measures little ("low" on Baker's scale)
@@ -457,6 +457,4 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
 
 def _theta_seed(random_seed) -> np.random.Generator:
     """A generator for the theta draws, derived from the fit's seed (same seed, same draws)."""
-    if isinstance(random_seed, np.random.Generator):
-        return np.random.default_rng(random_seed.integers(2**63))
-    return np.random.default_rng(None if random_seed is None else [int(random_seed), 17])
+    return derived_rng(random_seed, 17)

@@ -34,7 +34,7 @@ from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult, interval_table, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, resolve_cores, sample_model
+from bayes_raters.sampling import ConvergenceReport, derived_rng, resolve_cores, sample_model
 
 
 @dataclass(repr=False)
@@ -216,7 +216,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     answer_rows = answer_row_index(onehot, layout)[index]
     plan = answer_plan(answer_rows, layout)
     chains = posterior.sizes["chain"]
-    generators = [np.random.default_rng(s) for s in np.random.SeedSequence(random_seed).spawn(chains)]
+    generators = np.random.default_rng(random_seed).spawn(chains)  # [seed, 17]: as SeedSequence([seed, 17]).spawn
 
     def one_chain(c: int):
         draws = posterior.isel(chain=c)
@@ -278,8 +278,7 @@ def fit_polytomous(
         inference=inference,
     )
     posterior = idata["posterior"].to_dataset()
-    seed = None if random_seed is None else [int(random_seed), 17]
-    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=seed, cores=cores)
+    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=derived_rng(random_seed, 17), cores=cores)
     posterior = posterior.assign(theta=theta)
     posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
                            theta_mh_acceptance=acceptance, quadrature_nodes=len(irt.polytomous["rule"]), model=model)
