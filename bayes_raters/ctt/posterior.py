@@ -34,6 +34,7 @@ from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, check_ci_prob, worst_report
 from bayes_raters.sampling import (
     ConvergenceReport,
+    derived_rng,
     load_datatree,
     sample_model,
     save_datatree,
@@ -359,7 +360,7 @@ def fit_true_score_model(
             progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )
-        spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), np.random.default_rng([seed, 7]))
+        spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), derived_rng(seed, 7))
         trees[name]["posterior"] = xr.DataTree(spread)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -242,13 +242,11 @@ def fit_facets(
     adaptive = uses_adaptive(model)
 
     def sample_form(form):
-        def build(n_nodes):
-            if not adaptive:
-                built = model if form else build_facets_model(ratings, system_scores, consistency=consistency, centred=False, **columns)
-                return built, None
-            n_nodes = n_nodes or ADAPTIVE_NODES
-            return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=n_nodes, centred=form,
-                                      **columns), n_nodes
+        def build(n_nodes):  # n_nodes None: the shared rule (the model built above, if its form), else adaptive nodes
+            n_nodes = (n_nodes or ADAPTIVE_NODES) if adaptive else None
+            if n_nodes is None and form:
+                return model, None
+            return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=n_nodes, centred=form, **columns), n_nodes
 
         def sample(fitted):
             free = {v.name for v in fitted.free_RVs}
@@ -312,11 +310,12 @@ def _sample_forms(sample_form, centred: bool | None):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             fit = sample_form(form)
-        fits.append((fit[2].divergences, -form, form, fit, caught))
+        fits.append((form, fit, caught))
         tried["centred" if form else "non-centred"] = fit[2].divergences
         if fit[2].divergences == 0:
             break
-    _, _, form, fit, caught = min(fits, key=lambda row: row[:2])
+    fewest = min(fit[2].divergences for _, fit, _ in fits)
+    form, fit, caught = next(row for row in fits if row[1][2].divergences == fewest)  # forms in order: centred wins a tie
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return (form, fit), tried
