@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import arviz as az
@@ -45,6 +46,9 @@ from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contra
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
+
+if TYPE_CHECKING:
+    from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
 
 #: Flag thresholds (documented in models/irt.md).
 LOW_A = 0.5  # discrimination below this measures little ("low" on Baker's scale)
@@ -336,7 +340,7 @@ def fit_irt(
     dimensions: dict | None = None,
     anchors=None,
     inference: str = "auto",
-) -> IRTResult:
+) -> IRTResult | MultidimensionalIRTResult:
     r"""Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
     ``(respondent, item, correct)``; missing answers are absent rows.
 

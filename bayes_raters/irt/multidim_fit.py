@@ -290,7 +290,9 @@ def sample_mirt(table, model, structure: dict, settings: dict, refinements: int 
     )
     if error > MIRT_TOLERANCE:
         warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
-                      "nodes; the posterior may be slightly off (pass spacing= smaller).", QuadratureWarning, stacklevel=3)
+                      f"nodes (spacing {spacing:.3g}, already refined); the posterior may be slightly off. A finer rule: "
+                      "bayes_raters.irt.multidim.build_mirt_model(answers, model, dims=..., spacing=<smaller>) sampled with "
+                      "bayes_raters.sampling.sample_model.", QuadratureWarning, stacklevel=3)
     return mirt, idata, report, spacing, error
 
 
