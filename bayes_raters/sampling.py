@@ -287,7 +287,7 @@ def sample_model(
     report = convergence_report(idata, check_var_names)
     if extra_chains and not report.converged and not report.divergences:
         idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=derived_rng(random_seed, 31), **nuts))
-        idata["posterior"].attrs["extra_chains"] = f"{extra_chains} ({'; '.join(report.problems)} with {chains})"
+        idata["posterior"].attrs["extra_chains"] = f"{extra_chains} added: the first {chains} gave {'; '.join(report.problems)}"
         report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
     return idata, report
