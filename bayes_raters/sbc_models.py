@@ -203,6 +203,7 @@ def fit_irt_config(table: pd.DataFrame, seed: int, model: str = "2pl", method: s
         draws[f"theta[{j}]"] = posterior["theta"].sel(respondent=j).values
         if "c" in posterior:
             draws[f"c[{j}]"] = posterior["c"].sel(item=f"i{j}").values
+    draws["diag_chains"] = float(posterior.sizes["chain"])  # the 3PL/4PL may add chains (sample_model(extra_chains=))
     return draws, result.report
 
 
