@@ -368,8 +368,8 @@ def fit_irt(
     R-hat or ESS without a divergence (``sample_model(extra_chains=)``). Why: a hard item's
     curve is seen only in its lower tail, where a, b and c trade off (a banana-shaped posterior,
     step size 0.05, 90 leapfrog steps per draw); at 0.9 a quarter of the SBC's 3PL fits diverged
-    a few times and 62% of 200 passed the convergence rule; with these defaults 61 of the first 63
-    of the same simulations do, against 41 of those 63 before (``models/irt.md``).
+    a few times and 62% of 200 passed the convergence rule; with these defaults 71 of the first 73
+    of the same simulations do, against 50 of those 73 before (``models/irt.md``).
 
     ``hierarchical=True`` gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
