@@ -35,6 +35,7 @@ from bayes_raters.irt.marginal import (
 )
 from bayes_raters.irt import plots
 from bayes_raters.irt.model import (
+    GUESSING_MODELS,
     IRT_MODELS,
     asymptote_logs,
     build_from_table,
@@ -311,8 +312,6 @@ def _thinned_log_likelihood(idata: xr.DataTree, model: pm.Model, draws: int) -> 
 IRT_METHODS = ("marginal", "joint")
 
 
-#: Models with a lower asymptote (guessing), whose NUTS defaults differ (:func:`fit_irt`).
-GUESSING_MODELS = ("3pl", "4pl")
 #: ``target_accept`` of the guessing models' NUTS (0.9 for the others); see :func:`fit_irt`.
 GUESSING_TARGET_ACCEPT = 0.97
 

@@ -168,6 +168,8 @@ CENTRED_MIN_ANSWERS = {"b": 330, "log_a": 500}
 
 
 #: The same for the 3PL/4PL, whose answers say less about b (a guess looks like a right answer).
+#: Models with a lower asymptote c (guessing); their priors and sampler defaults differ.
+GUESSING_MODELS = ("3pl", "4pl")
 CENTRED_MIN_ANSWERS_GUESSING = {"b": 1500, "log_a": 500}
 
 
@@ -187,7 +189,7 @@ def centred_items(table: pd.DataFrame, model: str = "2pl") -> dict[str, bool]:
     suite fixture with 10% missing (at least 352 answers per item) needs b centred; 1,000 x 5,
     17 leapfrog steps per draw all centred against 31 with log a non-centred."""
     answers = int(table.groupby("item").size().min())
-    thresholds = CENTRED_MIN_ANSWERS_GUESSING if model in ("3pl", "4pl") else CENTRED_MIN_ANSWERS
+    thresholds = CENTRED_MIN_ANSWERS_GUESSING if model in GUESSING_MODELS else CENTRED_MIN_ANSWERS
     return {name: answers >= least for name, least in thresholds.items()}
 
 
@@ -293,7 +295,7 @@ def _other_items(model: str, k: int, n_items: int, hierarchical: bool, centred: 
         a = pm.Deterministic("a", pt.exp(log_a), dims="item")
     else:
         a = pm.LogNormal("a", 0.0, 0.5, dims="item")
-    c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in ("3pl", "4pl") else 0.0
+    c = pm.Beta("c", 2.0, 2.0 * (k - 1), dims="item") if model in GUESSING_MODELS else 0.0
     d = pm.Beta("d", 20.0, 1.0, dims="item") if model == "4pl" else 1.0
     return a, c, d
 
