@@ -233,18 +233,20 @@ def test_cores_none_runs_one_chain_per_cpu(monkeypatch):
     assert seen == [min(2, usable_cores())] and resolve_cores(3, 1) == 1 and resolve_cores(1, None) == 1
 
 
-@pytest.mark.parametrize("model, dims, expected", [("3pl", None, (0.97, 2)), ("4pl", None, (0.97, 2)), ("2pl", None, (0.9, 0)),
-                                                   ("3pl", 2, (0.9, 0))])
-def test_guessing_models_sample_with_their_own_nuts_defaults(monkeypatch, model, dims, expected):
-    """The unidimensional 3PL/4PL default to target_accept 0.97 and to extra chains when the first
-    mix too little (``fit_irt`` docstring); an explicit target_accept wins."""
+@pytest.mark.parametrize("model, dims, expected", [("3pl", None, (0.97, 2, False)), ("4pl", None, (0.97, 2, False)),
+                                                   ("2pl", None, (0.9, 2, True)), ("3pl", 2, (0.9, 0, False))])
+def test_irt_families_sample_with_their_own_nuts_defaults(monkeypatch, model, dims, expected):
+    """The unidimensional 3PL/4PL default to target_accept 0.97, the others to 0.9; every
+    unidimensional marginal fit adds chains when the first mix too little, and the 1PL/2PL's
+    NUTS starts from the Laplace approximation when its draws were rejected (``fit_irt``
+    docstring); an explicit target_accept wins."""
     import bayes_raters.irt.fit as irt_fit
     import bayes_raters.irt.multidim_fit as multidim_fit
 
     seen = []
 
     def fake_sample_model(model, **kwargs):
-        seen.append((kwargs["target_accept"], kwargs.get("extra_chains", 0)))
+        seen.append((kwargs["target_accept"], kwargs.get("extra_chains", 0), kwargs.get("warm_start", False)))
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(irt_fit, "sample_model", fake_sample_model)
@@ -253,7 +255,7 @@ def test_guessing_models_sample_with_their_own_nuts_defaults(monkeypatch, model,
     for target_accept in (None, 0.8):
         with pytest.raises(RuntimeError, match="stop here"):
             fit_irt(table, model, dims=dims, target_accept=target_accept, inference="nuts", random_seed=1)
-    assert seen == [expected, (0.8, expected[1])]
+    assert seen == [expected, (0.8, *expected[1:])]
 
 
 def _scipy_marginal(y, a, b) -> float:

@@ -414,7 +414,7 @@ def fit_irt(
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
     else:
-        marginal = {**settings, "inference": inference, "extra_chains": chains if guessing else 0}
+        marginal = {**settings, "inference": inference, "extra_chains": chains, "warm_start": not guessing}
         irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, marginal)
         posterior = idata["posterior"].to_dataset()
         theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed), cores=cores)
