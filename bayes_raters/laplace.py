@@ -42,11 +42,14 @@ a multivariate t with 30, 10 or 5 degrees of freedom, 0.46-0.78, 0.37-0.73, 0.35
 Why not NUTS started at the mode: its step count follows the dimension (13-15 leapfrog steps per
 draw on the 75-parameter GRM even with the dense Hessian as mass matrix; ``models/irt_polytomous.md``),
 so ESS 400 costs over 10,000 gradients per chain; here a fit costs about 150 gradients for the
-mode, :math:`2d` for the Hessian and :math:`S` log densities.
+mode, :math:`2d` for the Hessian and :math:`S` log densities. Where the draws are rejected,
+though, the mode and Hessian already paid for make a good start for the NUTS that follows
+(:func:`warm_start`; used where measured to help, ``sample_model(warm_start=...)``).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import arviz as az
@@ -64,13 +67,9 @@ from pymc.pytensorf import join_nonshared_inputs
 PROPOSALS_PER_DRAW = 2
 #: Relative step of the central differences of the gradient that give the Hessian.
 HESSIAN_STEP = 1e-5
-#: NUTS warm-up iterations per chain when NUTS starts from the Laplace approximation
-#: (:func:`warm_start`; ``sample_model(warm_start=True)``).
-WARM_TUNE = 300
-#: The largest Pareto :math:`\hat k` of rejected draws at which NUTS still starts from the Laplace
-#: approximation: beyond it the posterior is too far from Gaussian for the Hessian to be a good
-#: mass matrix (:func:`warm_start`).
-WARM_K_MAX = 1.0
+#: Proposals whose Pareto :math:`\hat k` decides whether NUTS starts from the approximation when
+#: no Laplace draws were tried (:func:`checked_approximation`).
+CHECK_PROPOSALS = 1000
 
 
 @dataclass(frozen=True)
@@ -92,21 +91,21 @@ class LaplaceCheck:
 
 
 def _raveled(model: pm.Model, initvals: dict | None = None):
-    """Compiled ``logp(x)`` and ``(logp(x), grad(x))`` (PyMC's ``ValueGradFunction``, which
-    ``pm.NUTS`` takes as ``logp_dlogp_func``) of the raveled unconstrained parameters,
-    the starting point (the model's initial point with ``initvals``, on the parameters' own
-    scale as ``pm.sample`` takes them) and the map back to a point dict (PyMC's
-    ``join_nonshared_inputs``)."""
+    """``(logp(x), grad(x))`` compiled (PyMC's ``ValueGradFunction``, which ``pm.NUTS`` takes as
+    ``logp_dlogp_func``), ``logp(x)`` alone not yet compiled (a function that compiles it: the
+    proposals need it, a NUTS start from the mode does not, and on the many-facet model each
+    compile takes seconds), both of the raveled unconstrained parameters; the starting point
+    (the model's initial point with ``initvals``, on the parameters' own scale as ``pm.sample``
+    takes them) and the map back to a point dict (PyMC's ``join_nonshared_inputs``)."""
     start = make_initial_point_fn(model=model, overrides=initvals, jitter_rvs=set())(0)
     names = [v.name for v in model.value_vars]
     logp = model.logp(jacobian=True)
     [joined_logp], x = join_nonshared_inputs(start, [logp], model.value_vars)
-    f_logp = pm.pytensorf.compile([x], joined_logp)
-    # PyMC's own compiled (logp, gradient), so that NUTS can start from the mode without compiling it again
+    compile_logp = functools.partial(pm.pytensorf.compile, [x], joined_logp)
     f_both = model.logp_dlogp_function(model.value_vars, ravel_inputs=True, initial_point=start)
     x0 = np.concatenate([np.ravel(start[name]) for name in names]).astype(float)
     shapes = [np.shape(start[name]) for name in names]
-    return f_logp, f_both, x0, names, shapes
+    return compile_logp, f_both, x0, names, shapes
 
 
 def _mode(f_both, x0: np.ndarray):
@@ -160,23 +159,28 @@ def _resample(weights: np.ndarray, n: int, rng) -> np.ndarray:
 
 @dataclass
 class LaplaceApproximation:
-    """The compiled log density, the mode and the Cholesky factor of the negative Hessian there:
+    """The log density, the mode and the Cholesky factor of the negative Hessian there:
     everything a batch of proposals needs, so a second batch costs only its log densities."""
 
-    f_logp: object
+    compile_logp: object
     mode: np.ndarray
     chol: np.ndarray
     names: list
     shapes: list
-    #: PyMC's compiled (logp, gradient) of the raveled value variables (for :func:`warm_start`'s NUTS)
+    #: PyMC's compiled (logp, gradient) of the raveled value variables (the mode search's, and :func:`warm_start`'s NUTS's)
     logp_dlogp: object = None
+
+    @functools.cached_property
+    def f_logp(self):
+        """The compiled log density alone, compiled on first use (by the proposals)."""
+        return self.compile_logp()
 
 
 def laplace_approximation(model: pm.Model, initvals: dict | None = None):
     """The :class:`LaplaceApproximation` of ``model``, or ``(None, reason)`` when the optimiser
     found no mode or the Hessian there is not negative definite. The optimiser starts from
     ``initvals`` where given (a multidimensional model's rotation and sign basin)."""
-    f_logp, f_both, x0, names, shapes = _raveled(model, initvals)
+    compile_logp, f_both, x0, names, shapes = _raveled(model, initvals)
     mode = _mode(f_both, x0)
     if mode is None:
         return None, "the optimiser found no posterior mode"
@@ -184,7 +188,7 @@ def laplace_approximation(model: pm.Model, initvals: dict | None = None):
         chol = np.linalg.cholesky(_negative_hessian(f_both, mode))
     except np.linalg.LinAlgError:
         return None, "the Hessian at the mode is not negative definite"
-    return LaplaceApproximation(f_logp, mode, chol, names, shapes, f_both), ""
+    return LaplaceApproximation(compile_logp, mode, chol, names, shapes, f_both), ""
 
 
 def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, seeds, proposals_per_draw: int = PROPOSALS_PER_DRAW,
@@ -198,9 +202,7 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
     if previous is not None:
         batches = [(np.concatenate([old[0], new[0]]), np.concatenate([old[1], new[1]])) for old, new in zip(previous, batches)]
     log_r = np.concatenate([b[1] for b in batches])
-    # psislw smooths the weights exp(-input) (its LOO convention, input = log-likelihood)
-    smoothed, k = array_stats.psislw(-(log_r - np.max(log_r)), r_eff=1.0)
-    k = float(np.max(k))
+    smoothed, k = _smoothed(log_r)
     threshold = k_threshold(log_r.size)
     kept, ess, start = [], 0.0, 0
     for c, (x, _) in enumerate(batches):
@@ -216,6 +218,13 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
     return np.stack(kept), LaplaceCheck(k, threshold, ess, reason, approx), batches
 
 
+def _smoothed(log_r: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""Pareto-smoothed log weights of importance log ratios and the shape estimate :math:`\hat k`
+    (``psislw`` smooths the weights exp(-input): its LOO convention, input = log-likelihood)."""
+    smoothed, k = array_stats.psislw(-(log_r - np.max(log_r)), r_eff=1.0)
+    return smoothed, float(np.max(k))
+
+
 def warm_start(model: pm.Model, approx: LaplaceApproximation, chains: int, rng: np.random.Generator) -> tuple[list[dict], np.ndarray]:
     r"""Where NUTS starts when the Laplace draws were rejected: one draw of
     :math:`N(\hat x, H^{-1})` per chain (mapped to the free variables' own scale, as
@@ -224,14 +233,14 @@ def warm_start(model: pm.Model, approx: LaplaceApproximation, chains: int, rng: 
     order of ``model.value_vars``).
 
     A cold start needs the warm-up to find the typical set and a diagonal metric (1,000
-    iterations); the mode and Hessian already computed give both, so :data:`WARM_TUNE` (300)
+    iterations); the mode and Hessian already computed give both, so :data:`~bayes_raters.sampling.WARM_TUNE` (300)
     iterations adapt the step size. Measured on LSAT-7's 2PL (1,000 x 5, seeds 1, 8, 9, 11, the
     three that fail the Pareto check among them; 2 chains x 1,000 draws, 2 cores,
     ``models/irt.md``): 1.9-2.7 s with min bulk ESS 1,612-2,014 and 6.9-7.0 leapfrog steps per
     draw against 5.6-7.9 s, ESS 689-923 and 16 steps cold. Not for the guessing models: on a
     3PL whose hard item's (a, b, c) form a banana, the metric at the mode made NUTS take 99
     steps per draw (ESS 118) where the cold start's adapted diagonal took 72 (ESS 406). Nor far
-    from Gaussian (Pareto :math:`\hat k` above :data:`WARM_K_MAX`): on the hierarchical 2PL's SBC
+    from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.sampling.WARM_K_MAX`): on the hierarchical 2PL's SBC
     draws (400 x 10) with :math:`\hat k` 1.21 and 1.24 the warm start took 34 and 26 steps per
     draw (bulk ESS 653, 602) against 18 and 20 cold (752, 688)."""
     covariance = scipy.linalg.cho_solve((approx.chol, True), np.eye(approx.mode.size))
@@ -252,6 +261,20 @@ def _point(row: np.ndarray, names, shapes) -> dict:
     """A raveled unconstrained vector as a point dict keyed by value-variable name."""
     parts = np.split(row, np.cumsum([int(np.prod(s)) for s in shapes])[:-1])
     return {n: p.reshape(s) for n, p, s in zip(names, parts, shapes)}
+
+
+def checked_approximation(model: pm.Model, *, random_seed=None, initvals: dict | None = None, proposals: int = CHECK_PROPOSALS):
+    r"""The Laplace approximation and Pareto :math:`\hat k` of ``proposals`` importance draws from
+    it, evaluated with the gradient function the mode search compiled (no logp-only compile):
+    what a NUTS fit that does not keep the draws needs to decide whether to start from the
+    approximation (:func:`warm_start`). Returns ``(approximation, k)``; ``(None, inf)`` when there
+    is no mode or no positive-definite Hessian."""
+    approx, _ = laplace_approximation(model, initvals)
+    if approx is None:
+        return None, np.inf
+    rng = np.random.default_rng(np.random.SeedSequence(_entropy(random_seed)).spawn(1)[0])
+    _, log_r = _propose(lambda x: approx.logp_dlogp(x)[0], approx.mode, approx.chol, proposals, rng)
+    return approx, _smoothed(log_r)[1]
 
 
 def _entropy(random_seed):

@@ -214,6 +214,14 @@ def strict_float():
     return pytensor.config.change_flags(numba__fastmath=False)
 
 
+#: NUTS warm-up iterations per chain when NUTS starts from the Laplace approximation (``warm_start``).
+WARM_TUNE = 300
+#: The default largest Pareto :math:`\hat k` at which NUTS still starts from the Laplace
+#: approximation: beyond it the posterior is too far from Gaussian for the Hessian to be a good
+#: mass matrix (:func:`bayes_raters.laplace.warm_start`).
+WARM_K_MAX = 1.0
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -232,7 +240,8 @@ def sample_model(
     initvals: dict | None = None,
     inference: str = "nuts",
     extra_chains: int = 0,
-    warm_start: bool = False,
+    warm_start: str = "never",
+    warm_k_max: float = WARM_K_MAX,
 ) -> tuple[xr.DataTree, ConvergenceReport]:
     r"""Sample ``model`` with NUTS (or importance-sampled Laplace draws) and report convergence.
 
@@ -252,13 +261,16 @@ def sample_model(
     them still flags a stuck chain. Used by the guessing IRT models (``irt.fit``), where a hard
     item's weakly identified (a, b, c) leaves ESS just under 400 in a fifth of the fits.
 
-    ``warm_start``: when NUTS runs after rejected Laplace draws and ``nuts_sampler`` is PyMC's,
-    start each chain at a draw of the Laplace approximation with its covariance as a dense mass
-    matrix, and tune for ``min(tune, WARM_TUNE)`` (300) iterations, when their Pareto
-    :math:`\hat k` is at most ``WARM_K_MAX`` (1.0; farther from Gaussian the cold start wins)
-    (:func:`bayes_raters.laplace.warm_start`, where the measurements are; the posterior's
-    ``nuts_warm_start`` attribute says so). For the families where that was measured to help
-    (``irt.fit``: the unidimensional 1PL/2PL); ``inference="nuts"`` always starts cold.
+    ``warm_start`` (PyMC's NUTS only): ``"never"`` (default); ``"after_laplace"``: when NUTS runs
+    after rejected Laplace draws whose Pareto :math:`\hat k` is at most ``warm_k_max`` (default
+    ``WARM_K_MAX``, 1.0; farther from Gaussian the cold start wins), start each chain at a draw of
+    the Laplace approximation with its covariance as a dense mass matrix, and tune for ``min(tune,
+    WARM_TUNE)`` (300) iterations; ``"always"``: the same whenever NUTS runs, computing the mode,
+    Hessian and ``CHECK_PROPOSALS`` (1,000) proposals' Pareto :math:`\hat k` first when no Laplace
+    draws were tried (:func:`bayes_raters.laplace.checked_approximation`; :func:`bayes_raters.laplace.warm_start`,
+    where the measurements are; the posterior's ``nuts_warm_start`` attribute says so). For the
+    families where that was measured to help: ``irt.fit``'s unidimensional 1PL/2PL
+    (``"after_laplace"``) and the many-facet model (``"always"``).
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
     chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
@@ -279,6 +291,8 @@ def sample_model(
         raise InvalidInputError(f"need draws >= 1, tune >= 0, chains >= 1; got {draws}, {tune}, {chains}.")
     if inference not in INFERENCE:
         raise InvalidInputError(f"inference must be one of {INFERENCE}, got {inference!r}.")
+    if warm_start not in WARM_STARTS:
+        raise InvalidInputError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}.")
     fallback, warm = "", None
     if inference != "nuts":
         for idata, check in _laplace(model, draws, chains, random_seed, var_names, initvals):
@@ -289,8 +303,10 @@ def sample_model(
             if report is None or check.reason:  # no mode, or the Pareto check failed: NUTS
                 break
         fallback = f"nuts (the Laplace draws were rejected: {check.reason or '; '.join(report.problems)})"
-        if warm_start and nuts_sampler == "pymc":
-            warm = _warm_approximation(check)
+        if warm_start in ("after_laplace", "always") and nuts_sampler == "pymc":
+            warm = _warm_approximation(check, warm_k_max)
+    elif warm_start == "always" and nuts_sampler == "pymc":
+        warm = _checked_approximation(model, random_seed, initvals, warm_k_max)
     nuts = dict(draws=draws, tune=tune, cores=cores, nuts_sampler=nuts_sampler, var_names=var_names, progressbar=progressbar,
                 initvals=initvals, **sampler_settings(nuts_sampler, target_accept, nuts_kwargs))
     idata = _run_nuts(model, chains=chains, random_seed=random_seed, warm=warm, **nuts)
@@ -327,12 +343,20 @@ def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, pro
     return _without_object_stats(idata)
 
 
-def _warm_approximation(check):
+def _warm_approximation(check, k_max: float):
     r"""The Laplace approximation of rejected draws when NUTS may start from it (Pareto
-    :math:`\hat k` at most ``WARM_K_MAX``), else None."""
-    from bayes_raters.laplace import WARM_K_MAX  # noqa: PLC0415  (imports this module)
+    :math:`\hat k` at most ``k_max``), else None."""
+    return check.approximation if check.pareto_k <= k_max else None
 
-    return check.approximation if check.pareto_k <= WARM_K_MAX else None
+
+def _checked_approximation(model, random_seed, initvals, k_max):
+    r"""The Laplace approximation for a NUTS fit to start from when Pareto :math:`\hat k` of
+    importance draws from it is at most ``k_max`` (:func:`bayes_raters.laplace.checked_approximation`), else None."""
+    from bayes_raters.laplace import checked_approximation  # noqa: PLC0415  (imports this module)
+
+    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        approx, k = checked_approximation(model, random_seed=random_seed, initvals=initvals)
+    return approx if k <= k_max else None
 
 
 def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:
@@ -342,7 +366,7 @@ def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None
     iterations, and a ``pm.NUTS`` step with the sampler settings (``target_accept`` and
     ``nuts_kwargs``) on the log density the mode search compiled (strict floating point, no
     second compile: 0.9 s on LSAT-7). ``initvals`` served the mode search already."""
-    from bayes_raters.laplace import WARM_TUNE, warm_start  # noqa: PLC0415  (imports this module)
+    from bayes_raters.laplace import warm_start  # noqa: PLC0415  (imports this module)
 
     starts, covariance = warm_start(model, approx, chains, derived_rng(random_seed, 37))
     with model:
@@ -375,6 +399,7 @@ def pooled_chains(first: xr.DataTree, second: xr.DataTree) -> xr.DataTree:
 
 
 INFERENCE = ("nuts", "laplace", "auto")
+WARM_STARTS = ("never", "after_laplace", "always")
 
 
 def _laplace(model, draws, chains, random_seed, var_names, initvals):

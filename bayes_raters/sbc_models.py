@@ -203,7 +203,8 @@ def fit_irt_config(table: pd.DataFrame, seed: int, model: str = "2pl", method: s
         draws[f"theta[{j}]"] = posterior["theta"].sel(respondent=j).values
         if "c" in posterior:
             draws[f"c[{j}]"] = posterior["c"].sel(item=f"i{j}").values
-    draws["diag_chains"] = float(posterior.sizes["chain"])  # the 3PL/4PL may add chains (sample_model(extra_chains=))
+    draws["diag_chains"] = float(posterior.sizes["chain"])  # chains may be added (sample_model(extra_chains=))
+    draws["diag_warm_start"] = float("nuts_warm_start" in posterior.attrs)  # NUTS started from the Laplace approximation
     return draws, result.report
 
 

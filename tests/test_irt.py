@@ -252,7 +252,10 @@ def test_cli_irt_json(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"items", "respondents", "convergence"}  # issue 13: the fit's convergence beside the tables
     assert isinstance(out["convergence"]["converged"], bool) and out["convergence"]["chains"] == 2
-    assert out["convergence"]["extra_chains"] == ""  # only the 3PL/4PL add chains (and say why here)
+    assert out["convergence"]["extra_chains"] == ""  # chains are added only when the first mix too little (and say why here)
+    # this fit's Laplace draws fail the Pareto check, and NUTS starts from the approximation (and says so)
+    assert out["convergence"]["inference"].startswith("nuts (the Laplace draws were rejected")
+    assert "300 tuning iterations" in out["convergence"]["nuts_warm_start"]
     assert out["convergence"]["max_r_hat"] > 0.99 and out["convergence"]["divergences"] >= 0
     assert len(out["items"]) == 8 and len(out["respondents"]) == 120
     assert {"item", "a_mean", "b_mean", "flagged", "reasons"} <= set(out["items"][0])

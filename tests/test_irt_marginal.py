@@ -233,8 +233,8 @@ def test_cores_none_runs_one_chain_per_cpu(monkeypatch):
     assert seen == [min(2, usable_cores())] and resolve_cores(3, 1) == 1 and resolve_cores(1, None) == 1
 
 
-@pytest.mark.parametrize("model, dims, expected", [("3pl", None, (0.97, 2, False)), ("4pl", None, (0.97, 2, False)),
-                                                   ("2pl", None, (0.9, 2, True)), ("3pl", 2, (0.9, 0, False))])
+@pytest.mark.parametrize("model, dims, expected", [("3pl", None, (0.97, 2, "never")), ("4pl", None, (0.97, 2, "never")),
+                                                   ("2pl", None, (0.9, 2, "after_laplace")), ("3pl", 2, (0.9, 0, "never"))])
 def test_irt_families_sample_with_their_own_nuts_defaults(monkeypatch, model, dims, expected):
     """The unidimensional 3PL/4PL default to target_accept 0.97, the others to 0.9; every
     unidimensional marginal fit adds chains when the first mix too little, and the 1PL/2PL's
@@ -246,7 +246,7 @@ def test_irt_families_sample_with_their_own_nuts_defaults(monkeypatch, model, di
     seen = []
 
     def fake_sample_model(model, **kwargs):
-        seen.append((kwargs["target_accept"], kwargs.get("extra_chains", 0), kwargs.get("warm_start", False)))
+        seen.append((kwargs["target_accept"], kwargs.get("extra_chains", 0), kwargs.get("warm_start", "never")))
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(irt_fit, "sample_model", fake_sample_model)

@@ -11,7 +11,7 @@ import pytest
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.laplace import LaplaceCheck, k_threshold, laplace_approximation, sample_laplace, warm_start
-from bayes_raters.sampling import ConvergenceReport, _warm_approximation, sample_model
+from bayes_raters.sampling import WARM_K_MAX, ConvergenceReport, _warm_approximation, sample_model
 
 
 def _regression(seed: int = 0):
@@ -153,6 +153,7 @@ def test_nuts_starts_from_the_approximation_only_near_gaussian():
     """Pareto k above WARM_K_MAX (1.0): the Hessian at the mode is a poor mass matrix (hierarchical
     2PL draws: 26-34 steps per draw warm against 18-20 cold), so NUTS starts cold."""
     approximation = object()
-    assert _warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation)) is approximation
-    assert _warm_approximation(LaplaceCheck(1.2, 0.7, 900.0, "k", approximation)) is None
-    assert _warm_approximation(LaplaceCheck(np.inf, 0.7, 0.0, "no mode")) is None
+    assert _warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), WARM_K_MAX) is approximation
+    assert _warm_approximation(LaplaceCheck(1.2, 0.7, 900.0, "k", approximation), WARM_K_MAX) is None
+    assert _warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), 0.7) is None  # the many-facet model's limit
+    assert _warm_approximation(LaplaceCheck(np.inf, 0.7, 0.0, "no mode"), WARM_K_MAX) is None

@@ -359,12 +359,19 @@ def fit_irt(
     Laplace draws of the item parameters when they pass every check (Pareto :math:`\hat k`, R-hat, ESS)
     (:mod:`bayes_raters.laplace`) and samples with NUTS otherwise; ``"nuts"``/``"laplace"`` force
     one (``draws`` per chain either way; the Laplace path resamples them from twice as many
-    proposals). LSAT-7's 2PL: 6.4-8.9 s with NUTS, 2.9-3.3 s this way when the draws pass
-    (``models/irt.md``). The multidimensional models take the same ``inference``.
+    proposals). When the draws are rejected with Pareto :math:`\hat k \le 1`, the 1PL/2PL's NUTS
+    starts from the Laplace approximation (``sample_model(warm_start="after_laplace")``: a draw of it per
+    chain, its covariance as dense mass matrix, 300 tuning iterations; ``posterior.attrs["nuts_warm_start"]``);
+    the guessing models start cold (their banana-shaped posteriors make the Hessian a poor mass
+    matrix). Every unidimensional marginal fit whose NUTS chains fail R-hat or ESS without a
+    divergence adds ``chains`` more (``sample_model(extra_chains=)``). LSAT-7's 2PL, 15 seeds:
+    1.4-1.9 s when the Laplace draws pass (11 seeds), 2.5-2.7 s with the warm NUTS (3), 4.6 s with
+    extra chains (1), where a cold NUTS took 6-10 s (``models/irt.md``). The multidimensional
+    models take the same ``inference``.
 
     ``target_accept``: None (default) is 0.9, and :data:`GUESSING_TARGET_ACCEPT` (0.97) for the unidimensional 3PL/4PL,
     whose NUTS fits on the marginal method also add ``chains`` more chains when the first fail
-    R-hat or ESS without a divergence (``sample_model(extra_chains=)``). Why: a hard item's
+    R-hat or ESS without a divergence (as every unidimensional marginal fit does). Why: a hard item's
     curve is seen only in its lower tail, where a, b and c trade off (a banana-shaped posterior,
     step size 0.05, 90 leapfrog steps per draw); at 0.9 a quarter of the SBC's 3PL fits diverged
     a few times and 62% of 200 passed the convergence rule; with these defaults 71 of the first 73
@@ -414,7 +421,7 @@ def fit_irt(
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
     else:
-        marginal = {**settings, "inference": inference, "extra_chains": chains, "warm_start": not guessing}
+        marginal = {**settings, "inference": inference, "extra_chains": chains, "warm_start": "never" if guessing else "after_laplace"}
         irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, marginal)
         posterior = idata["posterior"].to_dataset()
         theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed), cores=cores)
