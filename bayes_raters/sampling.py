@@ -17,6 +17,7 @@ import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import NamedTuple
 
 import arviz as az
 import numpy as np
@@ -436,7 +437,18 @@ def _without_object_stats(idata: xr.DataTree) -> xr.DataTree:
     return idata
 
 
-def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinements: int, start=None):
+class RefinedFit(NamedTuple):
+    """What :func:`sample_refined` kept: the model, its draws and report, the quadrature setting
+    it was built with and that setting's error at the posterior."""
+
+    model: pm.Model
+    idata: xr.DataTree
+    report: ConvergenceReport
+    setting: object
+    error: float
+
+
+def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinements: int, start=None) -> RefinedFit:
     """Sample a model whose likelihood is a quadrature, refining the rule while its error at the
     posterior exceeds ``tolerance``, up to ``refinements`` times (shared by the marginal IRT
     fits). ``build(setting)`` returns ``(model, setting)`` (the setting it used, e.g. the default
@@ -444,7 +456,7 @@ def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinem
     model, setting)`` the quadrature error; ``refine(setting)`` the next, finer setting. Only the
     kept fit's warnings reach the user (a discarded coarse fit's convergence warning would be
     about a posterior nobody sees). Returns ``(model, idata, report, setting, error)``; the
-    caller warns when ``error`` is still above ``tolerance``."""
+    caller warns when ``error`` is still above ``tolerance`` (a :class:`RefinedFit`)."""
     setting = start
     for attempt in range(refinements + 1):
         model, setting = build(setting)
@@ -457,4 +469,4 @@ def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinem
         setting = refine(setting)
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return model, idata, report, setting, error
+    return RefinedFit(model, idata, report, setting, error)

@@ -25,6 +25,7 @@ from bayes_raters.irt.facets import (
 )
 from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
 from bayes_raters.irt.facets_fit import FacetsResult, _sample_forms, fit_facets
+from bayes_raters.sampling import RefinedFit
 from bayes_raters.irt.facets_simulate import simulate_facet_ratings
 from bayes_raters.quadrature import marginal_loglik, trapezoid_rule
 
@@ -194,7 +195,7 @@ def _fake_form(divergences):
     def sample_form(form):
         warnings.warn(f"form {form}", UserWarning)
         report = SimpleNamespace(divergences=divergences[form])
-        return ("model", "idata", report, None, 0.0)
+        return RefinedFit("model", "idata", report, None, 0.0)
     return sample_form
 
 
@@ -210,7 +211,7 @@ def test_the_centred_form_runs_first_and_the_fewer_divergences_win(divergences, 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         (form, fit), counts = _sample_forms(_fake_form(divergences), None)
-    assert form is kept and fit[2].divergences == divergences[kept]
+    assert form is kept and fit.report.divergences == divergences[kept]
     assert ", ".join(f"{k}: {v}" for k, v in counts.items()) == tried
     assert [str(w.message) for w in caught] == [f"form {kept}"]
     with pytest.warns(UserWarning, match="form False"):  # a named form runs alone

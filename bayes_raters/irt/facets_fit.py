@@ -315,7 +315,7 @@ def _sample_forms(sample_form, centred: bool | None):
     enter (sigma_a 0.03: 157 divergences), while raters that differ and rate often (an erratic
     rater among 8, 89+ ratings each) mix worse non-centred (max R-hat 1.011 against 1.003);
     ``models/irt_facets.md`` has the table. Only the kept fit's warnings reach the user.
-    Returns ``((form, fit), {form name: divergences})``."""
+    Returns ``((form, fit), {form name: divergences})``, ``fit`` the kept :class:`~bayes_raters.sampling.RefinedFit`."""
     forms = [True, False] if centred is None else [bool(centred)]
     fits, tried = [], {}
     for form in forms:
@@ -323,11 +323,11 @@ def _sample_forms(sample_form, centred: bool | None):
             warnings.simplefilter("always")
             fit = sample_form(form)
         fits.append((form, fit, caught))
-        tried["centred" if form else "non-centred"] = fit[2].divergences
-        if fit[2].divergences == 0:
+        tried["centred" if form else "non-centred"] = fit.report.divergences
+        if fit.report.divergences == 0:
             break
-    fewest = min(fit[2].divergences for _, fit, _ in fits)
-    form, fit, caught = next(row for row in fits if row[1][2].divergences == fewest)  # forms in order: centred wins a tie
+    fewest = min(fit.report.divergences for _, fit, _ in fits)
+    form, fit, caught = next((form, fit, caught) for form, fit, caught in fits if fit.report.divergences == fewest)  # in order: centred wins a tie
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return (form, fit), tried
