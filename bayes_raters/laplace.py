@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 import arviz as az
 import numpy as np
 import pymc as pm
-import pytensor
 import scipy.linalg
 import scipy.optimize
 import xarray as xr
