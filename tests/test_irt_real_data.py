@@ -78,26 +78,43 @@ def test_lsat7_2pl_defaults_converge_on_every_seed(lsat7, seed):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["grm", "gpcm"])
-def test_neuroticism_scale_agrees_with_ml(shared_data, model):
-    """bfi's N1-N5 (2,800 respondents, 6 categories): the GRM against OpenMx's ML GRM, corr of a
-    and of the thresholds >= 0.99; the GPCM's a against the GRM's ML ranks the items the same
-    (no GPCM reference is shipped: rpf's GPCM is parametrised otherwise)."""
+def test_neuroticism_grm_agrees_with_ml(shared_data):
+    """bfi's N1-N5 (2,800 respondents, 6 categories, missing answers kept): the GRM against OpenMx's
+    ML GRM of the same data, corr of a and of the thresholds >= 0.99."""
     wide = pd.read_csv(shared_data / "bfi" / "bfi_neuroticism.csv")
     ml = pd.read_csv(shared_data / "bfi" / "ml_grm_openmx_neuroticism.csv")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        result = fit_polytomous(_long(wide, "score"), model, random_seed=1)
+        result = fit_polytomous(_long(wide, "score"), "grm", random_seed=1)
+    _assert_agrees_with_ml(result, ml, "grm", max_b_gap=0.05)
+
+
+@pytest.mark.slow
+def test_neuroticism_gpcm_agrees_with_ml(shared_data):
+    """bfi's N1-N5, the 2,694 complete rows: the GPCM against girth's marginal ML GPCM
+    (``pcm_mml``, one slope per item; ``tests/data/ml/girth_reference.py``) of the same rows,
+    corr of a and of the step difficulties >= 0.99."""
+    wide = pd.read_csv(shared_data / "bfi" / "bfi_neuroticism.csv").dropna()
+    ml = pd.read_csv(shared_data / "bfi" / "ml_gpcm_girth_neuroticism.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = fit_polytomous(_long(wide, "score"), "gpcm", random_seed=1)
+    _assert_agrees_with_ml(result, ml, "gpcm", max_b_gap=0.05)
+
+
+def _assert_agrees_with_ml(result, ml: pd.DataFrame, model: str, max_b_gap: float) -> None:
+    """Posterior means against ML: corr(a) and corr(b) >= 0.99 over items and steps, no
+    threshold further than ``max_b_gap`` from ML (thresholds are in the item's own order)."""
     items = result.item_table()
     a_ml = ml.groupby("item", sort=False)["a"].first()
-    print(f"\n{model}: a {items.loc[a_ml.index, 'a_mean'].round(3).tolist()} ML {a_ml.round(3).tolist()}")
-    if model == "grm":
-        thresholds = result.threshold_table()
-        corr_a, corr_b = np.corrcoef(items.loc[a_ml.index, "a_mean"], a_ml)[0, 1], np.corrcoef(thresholds["mean"], ml["b"])[0, 1]
-        print(f"corr(a) {corr_a:.4f}, corr(b) {corr_b:.4f}, max |b - ML| {np.abs(thresholds['mean'].to_numpy() - ml['b'].to_numpy()).max():.3f}")
-        assert corr_a >= 0.99 and corr_b >= 0.99
-    else:
-        assert items.loc[a_ml.index, "a_mean"].rank().tolist() == a_ml.rank().tolist()
+    thresholds = result.threshold_table()
+    corr_a = np.corrcoef(items.loc[a_ml.index, "a_mean"], a_ml)[0, 1]
+    corr_b = np.corrcoef(thresholds["mean"], ml["b"])[0, 1]
+    gap = np.abs(thresholds["mean"].to_numpy() - ml["b"].to_numpy()).max()
+    print(f"\n{model}: a {items.loc[a_ml.index, 'a_mean'].round(3).tolist()} ML {a_ml.round(3).tolist()}; "
+          f"corr(a) {corr_a:.4f}, corr(b) {corr_b:.4f}, max |b - ML| {gap:.3f}")
+    assert list(thresholds["item"]) == list(ml["item"])
+    assert corr_a >= 0.99 and corr_b >= 0.99 and gap <= max_b_gap
 
 
 def _ability_fit(seed: int, data: Path):
