@@ -135,11 +135,17 @@ def k_threshold(n_proposals: int) -> float:
     return float(min(0.7, 1.0 - 1.0 / np.log10(n_proposals)))
 
 
+def _gaussian(mode, chol_precision, z):
+    """Rows of :math:`N(\\hat x, H^{-1})` from standard normal rows ``z``:
+    :math:`\\hat x + L^{-T} z` with :math:`H = L L^T` (one triangular solve, no inverse)."""
+    return mode + scipy.linalg.solve_triangular(chol_precision, z.T, lower=True, trans="T").T
+
+
 def _propose(f_logp, mode, chol_precision, n, rng):
     """``n`` draws of :math:`N(\\hat x, H^{-1})` and their log importance ratios."""
     z = rng.standard_normal((n, mode.size))
     log_q = -0.5 * np.sum(z**2, axis=1)  # constants cancel in the normalised weights
-    x = mode + scipy.linalg.solve_triangular(chol_precision, z.T, lower=True, trans="T").T
+    x = _gaussian(mode, chol_precision, z)
     log_p = np.array([float(f_logp(row)) for row in x])
     log_r = np.where(np.isfinite(log_p), log_p - log_q, -np.inf)
     return x, log_r
@@ -242,8 +248,8 @@ def warm_start(model: pm.Model, approx: LaplaceApproximation, chains: int, rng: 
     from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.sampling.WARM_K_MAX`): on the hierarchical 2PL's SBC
     draws (400 x 10) with :math:`\hat k` 1.21 and 1.24 the warm start took 34 and 26 steps per
     draw (bulk ESS 653, 602) against 18 and 20 cold (752, 688)."""
+    raveled = _gaussian(approx.mode, approx.chol, rng.standard_normal((chains, approx.mode.size)))
     covariance = scipy.linalg.cho_solve((approx.chol, True), np.eye(approx.mode.size))
-    raveled = approx.mode + rng.standard_normal((chains, approx.mode.size)) @ np.linalg.cholesky(covariance).T
     free = [v.name for v in model.free_RVs]
     constrained = _constrained(model, free)
     starts = [dict(zip(free, constrained(**_point(row, approx.names, approx.shapes)))) for row in raveled]
@@ -262,18 +268,23 @@ def _point(row: np.ndarray, names, shapes) -> dict:
     return {n: p.reshape(s) for n, p, s in zip(names, parts, shapes)}
 
 
-def checked_approximation(model: pm.Model, *, random_seed=None, initvals: dict | None = None, proposals: int = CHECK_PROPOSALS):
+def checked_approximation(model: pm.Model, *, rng: np.random.Generator, initvals: dict | None = None,
+                          proposals: int = CHECK_PROPOSALS) -> LaplaceCheck:
     r"""The Laplace approximation and Pareto :math:`\hat k` of ``proposals`` importance draws from
-    it, evaluated with the gradient function the mode search compiled (no logp-only compile):
-    what a NUTS fit that does not keep the draws needs to decide whether to start from the
-    approximation (:func:`warm_start`). Returns ``(approximation, k)``; ``(None, inf)`` when there
-    is no mode or no positive-definite Hessian."""
-    approx, _ = laplace_approximation(model, initvals)
+    it (drawn with ``rng``), evaluated with the gradient function the mode search compiled (no
+    logp-only compile): what a NUTS fit that does not keep the draws needs to decide whether to
+    start from the approximation (:func:`warm_start`). A :class:`LaplaceCheck` (its ``ess``: Kish's
+    effective size of the smoothed weights); :math:`\hat k` infinite and no approximation when
+    there is no mode or no positive-definite Hessian."""
+    approx, reason = laplace_approximation(model, initvals)
     if approx is None:
-        return None, np.inf
-    rng = np.random.default_rng(np.random.SeedSequence(_entropy(random_seed)).spawn(1)[0])
+        return LaplaceCheck(np.inf, k_threshold(proposals), 0.0, reason)
     _, log_r = _propose(lambda x: approx.logp_dlogp(x)[0], approx.mode, approx.chol, proposals, rng)
-    return approx, _smoothed(log_r)[1]
+    smoothed, k = _smoothed(log_r)
+    w = np.exp(smoothed - np.max(smoothed))
+    threshold = k_threshold(proposals)
+    reason = f"Pareto k {k:.2f} > {threshold:.2f}" if not k <= threshold else ""
+    return LaplaceCheck(k, threshold, float(w.sum() ** 2 / np.sum(w**2)), reason, approx)
 
 
 def _entropy(random_seed):

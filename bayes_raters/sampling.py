@@ -352,12 +352,13 @@ def _warm_approximation(check, k_max: float):
 
 def _checked_approximation(model, random_seed, initvals, k_max):
     r"""The Laplace approximation for a NUTS fit to start from when Pareto :math:`\hat k` of
-    importance draws from it is at most ``k_max`` (:func:`bayes_raters.laplace.checked_approximation`), else None."""
+    importance draws from it (stream ``derived_rng(random_seed, 41)``) is at most ``k_max``
+    (:func:`bayes_raters.laplace.checked_approximation`, :func:`_warm_approximation`), else None."""
     from bayes_raters.laplace import checked_approximation  # noqa: PLC0415  (imports this module)
 
-    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        approx, k = checked_approximation(model, random_seed=random_seed, initvals=initvals)
-    return approx if k <= k_max else None
+    with _laplace_context():
+        check = checked_approximation(model, rng=derived_rng(random_seed, 41), initvals=initvals)
+    return _warm_approximation(check, k_max)
 
 
 def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:
@@ -403,12 +404,20 @@ INFERENCE = ("nuts", "laplace", "auto")
 WARM_STARTS = ("never", "after_laplace", "always")
 
 
+@contextlib.contextmanager
+def _laplace_context() -> Iterator[None]:
+    """Where the mode search, the Hessian and the proposals run: PyMC quiet, warnings kept
+    local, strict floating point, and no numpy warnings from proposals far in the tails."""
+    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        yield
+
+
 def _laplace(model, draws, chains, random_seed, var_names, initvals):
     from bayes_raters.laplace import sample_laplace  # noqa: PLC0415  (imports this module)
 
     batches = sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names, retry=True, initvals=initvals)
     while True:
-        with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        with _laplace_context():
             batch = next(batches, None)
         if batch is None:
             return

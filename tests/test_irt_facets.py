@@ -23,7 +23,7 @@ from bayes_raters.irt.facets import (
     true_score_curve,
     validate_facet_ratings,
 )
-from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
+from bayes_raters.irt.facets_draws import pair_items, rating_loglik_at, rating_logits, true_scores_at
 from bayes_raters.irt.facets_fit import FacetsResult, _sample_forms, fit_facets
 from bayes_raters.sampling import RefinedFit
 from bayes_raters.irt.facets_simulate import simulate_facet_ratings
@@ -58,11 +58,27 @@ def test_category_table_is_the_adjacent_category_model_in_numpy_and_pytensor():
     assert np.allclose(summed, nodes[:, 2])
 
 
+@pytest.mark.parametrize("spread", [1.0, 60.0, 400.0])
+def test_compiled_rating_loglik_is_the_category_model_at_every_ability(spread):
+    """The compiled per-unit log-likelihood (each rater-prompt pair as a GPCM item) equals the
+    NumPy category model summed over each unit's ratings, also where the polynomial form
+    overflows (abilities of +-60 and +-400 take the kernel's log-sum-exp fallback)."""
+    ratings, _, _ = simulate_facet_ratings(40, 4, 2, 5, random_seed=1)
+    layout = facet_layout(*validate_facet_ratings(ratings))
+    a, location, thresholds = _parameters(layout)
+    z = np.random.default_rng(3).normal(0.0, spread, len(layout.responses))
+    logits = rating_logits(a, location, thresholds, z, layout)
+    summed = np.bincount(layout.unit, logits[np.arange(len(logits)), layout.category], len(layout.responses))
+    compiled = rating_loglik_at(pair_items(a, location, thresholds), z, layout)
+    assert np.all(np.isfinite(compiled))
+    assert np.allclose(compiled, summed, rtol=1e-10, atol=1e-9)
+
+
 def test_true_score_on_nodes_matches_true_score_at_points():
     ratings, _, _ = simulate_facet_ratings(30, 5, 3, 6, random_seed=2)
     layout = facet_layout(*validate_facet_ratings(ratings))
     a, location, thresholds = _parameters(layout, 1)
-    z = np.array([-2.0, 0.3, 1.5])
+    z = np.array([-300.0, -2.0, 0.3, 1.5, 300.0])  # +-300: the compiled curve's overflow fallback
     on_nodes = true_score_curve(category_table(a, location, thresholds, z, lib=np), layout.score_values, layout.unit_prompts, lib=np)
     for q, point in enumerate(z):
         assert np.allclose(true_scores_at(a, location, thresholds, np.full(len(layout.responses), point), layout), on_nodes[:, q])

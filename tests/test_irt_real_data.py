@@ -179,3 +179,32 @@ def test_facets_rater_severities_agree_with_an_ordinal_mixed_model_on_insteval(s
     # measured: R-hat 1.009, bulk ESS 526 (95 before the Rasch form's logit-scale parameters)
     assert result.report.divergences == 0 and result.report.max_r_hat < 1.02 and result.report.min_ess_bulk >= 400
     assert corr_rater >= 0.98 and corr_lecturer >= 0.98
+
+
+def _short_test(n_items: int, seed: int, n_respondents: int = 1000) -> pd.DataFrame:
+    """Answers NOT drawn from the model's priors: right-skewed abilities (a standardised gamma
+    with shape 2), a ~ U(0.4, 2.5) and b ~ U(-2, 1.5)."""
+    rng = np.random.default_rng([seed, n_items])
+    theta = (rng.gamma(2.0, 1.0, n_respondents) - 2.0) / np.sqrt(2.0)
+    a, b = rng.uniform(0.4, 2.5, n_items), rng.uniform(-2.0, 1.5, n_items)
+    correct = (rng.random((n_respondents, n_items)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    return _long(pd.DataFrame(correct, columns=[f"i{j}" for j in range(n_items)]), "correct")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inference", ["auto", "nuts"])
+@pytest.mark.parametrize("n_items", [4, 6, 8, 10])
+def test_short_tests_fit_without_divergences_on_five_seeds(n_items, inference):
+    """Issue 36, point 2: the 2PL's defaults on short tests (J = 4-10; fixed item priors below
+    10 items, the hierarchy at 10) converge without a divergence or a warning on five seeds,
+    on answers whose abilities and items are not drawn from the priors; also with NUTS forced
+    (``inference="nuts"``), so the priors and parametrisation are checked where the default
+    keeps Laplace draws (which cannot diverge)."""
+    for seed in range(5):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            result = fit_irt(_short_test(n_items, seed), "2pl", random_seed=seed, progressbar=False, inference=inference)
+        report = result.report
+        print(f"\nJ={n_items} seed {seed}: {result.posterior.attrs['inference'][:60]}; div {report.divergences}, "
+              f"R-hat {report.max_r_hat:.4f}, ESS {report.min_ess_bulk:.0f}")
+        assert report.divergences == 0 and report.converged

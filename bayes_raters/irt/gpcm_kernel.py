@@ -66,3 +66,29 @@ def step_sums(a: np.ndarray, b: np.ndarray, layout) -> tuple[np.ndarray, np.ndar
     with np.errstate(over="ignore"):
         coefficients = np.exp(-a[:, None] * sums)
     return sums, coefficients
+
+
+@numba.njit(cache=True, nogil=True)
+def gpcm_expected(theta, a, sums, coefficients, values):
+    """Expected value of ``values[k]`` under every item at every unit's theta (units, items),
+    all items with ``len(values)`` categories: :math:`\\sum_k v_k c_k w^k / \\sum_k c_k w^k`,
+    both polynomials by Horner's rule (one exp per pair), with the largest term factored out
+    where they over- or underflow."""
+    n = values.size
+    out = np.empty((theta.size, a.size))
+    for i in range(theta.size):
+        for j in range(a.size):
+            w = np.exp(a[j] * theta[i])
+            total, weighted = coefficients[j, n - 1], coefficients[j, n - 1] * values[n - 1]
+            for k in range(n - 2, -1, -1):
+                total = total * w + coefficients[j, k]
+                weighted = weighted * w + coefficients[j, k] * values[k]
+            if np.isfinite(total) and total > 0.0 and np.isfinite(weighted) and np.isfinite(w) and w > 0.0:
+                out[i, j] = weighted / total
+            else:
+                log_norm = _stable(a[j], theta[i], sums[j], n)
+                mean = 0.0
+                for k in range(n):
+                    mean += values[k] * np.exp(a[j] * (k * theta[i] - sums[j, k]) - log_norm)
+                out[i, j] = mean
+    return out

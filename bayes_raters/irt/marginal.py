@@ -32,19 +32,17 @@ then leaves out a respondent, which is what model comparison needs.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
-from threadpoolctl import threadpool_limits
 
+from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
 from bayes_raters.irt.model import asymptote_logs, centred_items, item_pivots, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, fast_softplus, marginal_loglik, rule_for, trapezoid_rule
-from bayes_raters.sampling import resolve_cores
 
 
 def answer_patterns(table: pd.DataFrame, respondents, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -255,12 +253,8 @@ def conditional_abilities(
     complete = bool(answered.all())
     rows_y, rows_m = correct[index], answered[index]
     chains = posterior.sizes["chain"]
-    if isinstance(random_seed, np.random.Generator):
-        generators = random_seed.spawn(chains)
-    else:
-        generators = [np.random.default_rng(s) for s in np.random.SeedSequence(random_seed).spawn(chains)]
 
-    def one_chain(chain: int):
+    def one_chain(chain: int, rng: np.random.Generator):
         a, b, c, d = _item_draws(posterior.isel(chain=[chain]), items)
         theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
         for s in range(len(a)):
@@ -271,17 +265,15 @@ def conditional_abilities(
             def exact(z, s=s, linear=linear):
                 return point_loglik(rows_y, rows_m, a[s], b[s], c[s], d[s], z, logistic=logistic, linear=linear)
 
-            theta[s], rate = draw_conditional(table, exact, rule, generators[chain], unit_index=index, mh_steps=mh_steps)
+            theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
             accepted.append(rate)
         return theta, log_lik, accepted
 
-    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=resolve_cores(chains, cores)) as pool:
-        per_chain = list(pool.map(one_chain, range(chains)))
-    coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "respondent": respondents}
+    per_chain = map_chains(one_chain, chains, random_seed, cores)
+    labels = respondents
 
     def as_array(position: int, name: str) -> xr.DataArray:
-        values = np.stack([result[position] for result in per_chain])
-        return xr.DataArray(values, dims=("chain", "draw", "respondent"), coords=coords, name=name)
+        return chain_array([result[position] for result in per_chain], posterior, "respondent", labels, name)
 
     acceptance = float(np.mean([rate for result in per_chain for rate in result[2]]))
     return as_array(0, "theta"), as_array(1, "answers"), acceptance
