@@ -457,6 +457,28 @@ class RefinedFit(NamedTuple):
     error: float
 
 
+def fewest_divergences(sample_form, forms: dict) -> tuple[str, object, dict]:
+    """Sample each of ``forms`` (name -> form, in order: ``sample_form(form)`` returns a fit with
+    a ``report``) until one does not diverge; keep the fit with the fewest divergences (the
+    earlier on a tie). Only the kept fit's warnings reach the user. Returns ``(name, fit,
+    {name: divergences})`` over the forms tried. The parametrisations of a hierarchical scale
+    fail in opposite places (the centred form in the funnel of a small scale, the non-centred
+    one where the data pin every member down), and divergences say which the data are in."""
+    fits, tried = [], {}
+    for name, form in forms.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = sample_form(form)
+        fits.append((name, fit, caught))
+        tried[name] = fit.report.divergences
+        if fit.report.divergences == 0:
+            break
+    name, fit, caught = min(fits, key=lambda kept: kept[1].report.divergences)  # min keeps the first of equals
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return name, fit, tried
+
+
 def sample_refined(build, sample, error_of, refine, *, tolerance: float, refinements: int, start=None) -> RefinedFit:
     """Sample a model whose likelihood is a quadrature, refining the rule while its error at the
     posterior exceeds ``tolerance``, up to ``refinements`` times (shared by the marginal IRT

@@ -392,3 +392,7 @@ def test_guessing_models_keep_b_non_centred_where_the_2pl_centres_it():
     assert centred_items(big, "4pl") == {"b": True, "log_a": True}
     names = {m: set(build_marginal_from_table(validate_responses(table), m, n_options=4, hierarchical=True).named_vars) for m in ("2pl", "3pl")}
     assert "b_logit" in names["2pl"] and "b_z" in names["3pl"] and "b_logit" not in names["3pl"]
+    # the form fit_irt tries when the centred difficulties diverge (_sample_marginal)
+    override = build_marginal_from_table(validate_responses(table), "2pl", n_options=None, hierarchical=True,
+                                         centred={"b": False, "log_a": False}).named_vars
+    assert "b_z" in override and "b_logit" not in override

@@ -228,3 +228,32 @@ def test_fits_that_used_int_seed_accept_a_generator_and_repeat_with_it(family):
         warnings.simplefilter("ignore")
         first, second = fit(np.random.default_rng(4)), fit(np.random.default_rng(4))
     np.testing.assert_array_equal(first.idata["posterior"]["theta"].values, second.idata["posterior"]["theta"].values)
+
+
+def _fake_form(divergences):
+    """A stand-in for one form's fit: a report with the form's divergences and a warning naming it."""
+    from types import SimpleNamespace
+
+    def sample_form(form):
+        warnings.warn(f"form {form}", UserWarning)
+        return SimpleNamespace(report=SimpleNamespace(divergences=divergences[form]))
+    return sample_form
+
+
+@pytest.mark.parametrize(("divergences", "kept", "tried"), [
+    ({"c": 0, "n": 5}, "first", {"first": 0}),                    # no divergence: one fit only
+    ({"c": 35, "n": 0}, "second", {"first": 35, "second": 0}),     # the 2PL SBC's small b_sigma
+    ({"c": 3, "n": 9}, "first", {"first": 3, "second": 9}),        # neither clean: the fewer
+    ({"c": 4, "n": 4}, "first", {"first": 4, "second": 4}),        # a tie keeps the first
+])
+def test_fewest_divergences_tries_the_next_form_only_after_divergences(divergences, kept, tried):
+    """``fewest_divergences``: forms in order until one is clean, the fewest divergences kept,
+    and only the kept fit's warnings reach the caller."""
+    from bayes_raters.sampling import fewest_divergences
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        name, fit, counts = fewest_divergences(_fake_form(divergences), {"first": "c", "second": "n"})
+    assert name == kept and counts == tried
+    assert fit.report.divergences == divergences[{"first": "c", "second": "n"}[kept]]
+    assert [str(w.message) for w in caught] == [f"form {'c' if kept == 'first' else 'n'}"]

@@ -46,7 +46,7 @@ from bayes_raters.irt.facets_draws import (
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, plain_value, save_datatree
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
-from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
+from bayes_raters.sampling import ConvergenceReport, derived_rng, fewest_divergences, sample_model, sample_refined
 
 ERRATIC_MEAN_SQUARE = 1.5
 PREDICTABLE_MEAN_SQUARE = 0.5
@@ -315,18 +315,8 @@ def _sample_forms(sample_form, centred: bool | None):
     rater among 8, 89+ ratings each) mix worse non-centred (max R-hat 1.011 against 1.003);
     ``models/irt_facets.md`` has the table. Only the kept fit's warnings reach the user.
     Returns ``((form, fit), {form name: divergences})``, ``fit`` the kept :class:`~bayes_raters.sampling.RefinedFit`."""
-    forms = [True, False] if centred is None else [bool(centred)]
-    fits, tried = [], {}
-    for form in forms:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fit = sample_form(form)
-        fits.append((form, fit, caught))
-        tried["centred" if form else "non-centred"] = fit.report.divergences
-        if fit.report.divergences == 0:
-            break
-    fewest = min(fit.report.divergences for _, fit, _ in fits)
-    form, fit, caught = next((form, fit, caught) for form, fit, caught in fits if fit.report.divergences == fewest)  # in order: centred wins a tie
-    for warning in caught:
-        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return (form, fit), tried
+    forms = {"centred": True, "non-centred": False}
+    if centred is not None:
+        forms = {name: form for name, form in forms.items() if form == bool(centred)}
+    name, fit, tried = fewest_divergences(sample_form, forms)
+    return (forms[name], fit), tried

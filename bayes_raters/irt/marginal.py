@@ -155,12 +155,14 @@ def uses_score_grid(model: str, answered: np.ndarray) -> bool:
 
 
 def build_marginal_from_table(
-    table: pd.DataFrame, model: str, *, n_options: int | None, hierarchical: bool, rule: QuadratureRule | None = None
+    table: pd.DataFrame, model: str, *, n_options: int | None, hierarchical: bool, rule: QuadratureRule | None = None,
+    centred: dict | None = None,
 ) -> pm.Model:
     """The marginal model (no ``theta`` variable). Coords: ``respondent``, ``item``,
     ``pattern``, ``node``; the data are ``pattern_correct``, ``pattern_answered``,
     ``pattern_count`` and ``respondent_pattern``; the likelihood is the Potential
-    ``marginal_loglik`` (sum over patterns of count x log marginal)."""
+    ``marginal_loglik`` (sum over patterns of count x log marginal). ``centred``: the
+    hierarchical priors' forms (default :func:`~bayes_raters.irt.model.centred_items`)."""
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     correct, answered, index, counts = answer_patterns(table, respondents, items)
     rule = rule or default_rule(answered)
@@ -171,7 +173,7 @@ def build_marginal_from_table(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-        centred = centred_items(table, model)
+        centred = centred or centred_items(table, model)
         pivots = item_pivots(table) if hierarchical and centred["b"] else None  # only the pivoted form uses them
         a, b, c, d = item_priors(model, option_count(n_options), len(items), hierarchical, centred, pivots)
         logistic = model in ("1pl", "2pl")
