@@ -205,6 +205,8 @@ def fit_irt_config(table: pd.DataFrame, seed: int, model: str = "2pl", method: s
             draws[f"c[{j}]"] = posterior["c"].sel(item=f"i{j}").values
     draws["diag_chains"] = float(posterior.sizes["chain"])  # chains may be added (sample_model(extra_chains=))
     draws["diag_warm_start"] = float("nuts_warm_start" in posterior.attrs)  # NUTS started from the Laplace approximation
+    if "difficulty_form" in posterior.attrs:  # 1: the non-centred difficulties were kept (their centred fit diverged, or by rule)
+        draws["diag_noncentred_b"] = float(posterior.attrs["difficulty_form"] == "non-centred")
     return draws, result.report
 
 
