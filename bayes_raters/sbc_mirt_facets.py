@@ -95,7 +95,7 @@ def facets_parameters(rng: np.random.Generator) -> dict:
 
 def simulate_facets(rng: np.random.Generator):
     """``(truth, ratings)`` of the facets configuration (module docstring)."""
-    from bayes_raters.irt.facets import FacetLayout
+    from bayes_raters.irt.facets_simulate import design_layout
     from bayes_raters.irt.facets_draws import rating_logits
     from bayes_raters.results import draw_categories
 
@@ -106,8 +106,7 @@ def simulate_facets(rng: np.random.Generator):
         p = facets_parameters(rng)
         theta = rng.normal(0.0, 1.0, n)
         raters = np.concatenate([rng.choice(n_raters, RATERS_PER_RESPONSE, replace=False) for _ in range(n)])
-        layout = FacetLayout(np.arange(n), np.arange(n_prompts), np.arange(n_raters), np.arange(1.0, n_categories + 1),
-                             unit, prompt[unit], raters, np.zeros(len(unit), int), np.eye(n_prompts)[prompt])
+        layout = design_layout(unit, prompt, raters, n_raters, n_prompts, n_categories)
         location = p["severity"][:, None] + p["difficulty"][None, :]
         probability = np.exp(rating_logits(np.exp(p["log_a"]), location, p["thresholds"], theta, layout))
         category = draw_categories(probability, rng)

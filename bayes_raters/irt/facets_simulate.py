@@ -21,6 +21,23 @@ from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
 from bayes_raters.results import draw_categories
 
 
+def design_layout(unit: np.ndarray, unit_prompt: np.ndarray, rater: np.ndarray, n_raters: int, n_prompts: int,
+                  n_categories: int, prefixes: tuple[str, str, str] = ("e", "p", "r")) -> FacetLayout:
+    """The layout of a simulated rating design before its scores are drawn: ratings of units
+    ``unit`` by raters ``rater``, each unit on its one prompt ``unit_prompt[i]``, scores 1 ..
+    ``n_categories``, categories 0 until drawn; ids are the ``prefixes`` with numbers (``e0``,
+    ``p0``, ``r0`` ...). What the simulators fill in (here and
+    :mod:`bayes_raters.sbc_mirt_facets`)."""
+    def ids(prefix: str, n: int) -> np.ndarray:
+        return np.array([f"{prefix}{i}" for i in range(n)])
+
+    return FacetLayout(
+        ids(prefixes[0], len(unit_prompt)), ids(prefixes[1], n_prompts), ids(prefixes[2], n_raters),
+        np.arange(1.0, n_categories + 1), unit, unit_prompt[unit], rater, np.zeros(len(unit), int),
+        np.eye(n_prompts)[unit_prompt],
+    )
+
+
 def simulate_facet_ratings(
     n_responses: int = 600, n_raters: int = 10, n_prompts: int = 3, n_categories: int = 6, *,
     raters_per_response: int = 2, severity_sd: float = 0.5, erratic=(), erratic_a: float = 0.25,
@@ -43,13 +60,7 @@ def simulate_facet_ratings(
     prompt = np.arange(n_responses) % n_prompts
     raters = np.stack([rng.choice(n_raters, raters_per_response, replace=False) for _ in range(n_responses)])
     unit = np.repeat(np.arange(n_responses), raters_per_response)
-    unit_prompts = np.zeros((n_responses, n_prompts))
-    unit_prompts[np.arange(n_responses), prompt] = 1.0
-    layout = FacetLayout(
-        np.array([f"e{i}" for i in range(n_responses)]), np.array([f"p{j}" for j in range(n_prompts)]),
-        np.array([f"r{r}" for r in range(n_raters)]), np.arange(1.0, n_categories + 1), unit, prompt[unit],
-        raters.ravel(), np.zeros(len(unit), int), unit_prompts,
-    )
+    layout = design_layout(unit, prompt, raters.ravel(), n_raters, n_prompts, n_categories)
     location = severity[:, None] + difficulty[None, :]
     p = np.exp(rating_logits(a, location, thresholds, theta, layout))
     category = draw_categories(p, rng)
@@ -106,11 +117,7 @@ def simulate_course_ratings(
     unit = np.repeat(np.arange(n_lecturers), counts)
     rater = np.concatenate([rng.choice(n_students, c, replace=False) for c in counts])
     tau = np.asarray(thresholds, float)
-    layout = FacetLayout(
-        np.array([f"l{i}" for i in range(n_lecturers)]), np.array(["p0"]), np.array([f"s{r}" for r in range(n_students)]),
-        np.arange(1.0, len(tau) + 2), unit, np.zeros(len(unit), int), rater, np.zeros(len(unit), int),
-        np.ones((n_lecturers, 1)),
-    )
+    layout = design_layout(unit, np.zeros(n_lecturers, int), rater, n_students, 1, len(tau) + 1, prefixes=("l", "p", "s"))
     common = np.full(n_students, a)
     category = draw_categories(np.exp(rating_logits(common, severity[:, None], tau, theta, layout)), rng)
     ratings = pd.DataFrame({"response": layout.responses[unit], "prompt": "p0", "rater": layout.raters[rater],
