@@ -8,8 +8,12 @@ row prints wall time, seconds of sampling, min bulk ESS of the sampled item para
 second of sampling, max R-hat, divergences, quadrature nodes and the ELPD (LOO over respondents).
 Data: ``simulate_factor_answers(N, (n/2, n/2), 0.3)``, 2 chains x (1,000 + 1,000) unless
 ``--draws/--tune``; one chain at a time (numpyro runs in this process, which never forks).
+``--samplers default`` fits the 2D model with ``fit_irt``'s defaults (``inference="auto"``:
+importance-sampled Laplace draws, NUTS if they fail) at its default draws; ``--girth`` times girth's
+marginal ML of the same exploratory 2D 2PL (``multidimensional_twopl_mml``) in the same run, with
+the ratio of each 2D fit's wall time to it (issue 36).
 Run: ``.venv/bin/python benchmarks/bench_irt_multidim.py [--respondents 1000] [--items 20]
-[--samplers numpyro pymc] [--gradient-only]``.
+[--samplers numpyro pymc default] [--girth] [--no-1d] [--gradient-only]``.
 """
 
 from __future__ import annotations
@@ -62,6 +66,18 @@ def fit_row(name: str, answers, **options) -> dict:
     }
 
 
+def girth_seconds(answers) -> float:
+    """Wall time of girth's exploratory 2D 2PL MML (items x respondents, complete answers).
+    ``initial_guess=False``: girth 0.8's initial guess calls ``scipy.stats.mvn.mvnun``, which
+    SciPy 1.18 no longer has (AttributeError), so girth starts from its default values."""
+    import girth
+
+    wide = answers.pivot(index="respondent", columns="item", values="correct").to_numpy().astype(int)
+    start = time.perf_counter()
+    girth.multidimensional_twopl_mml(wide.T, 2, {"initial_guess": False})
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--respondents", type=int, default=1000)
@@ -70,6 +86,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--gradient-only", action="store_true")
+    parser.add_argument("--girth", action="store_true", help="time girth's 2D 2PL MML and print ratios")
+    parser.add_argument("--no-1d", action="store_true", help="skip the unidimensional fit")
     args = parser.parse_args()
     print(machine_line())
     half = args.items // 2
@@ -79,9 +97,18 @@ def main() -> None:
         gradient_times(answers)
         return
     settings = {"draws": args.draws, "tune": args.tune}
-    rows = [fit_row("1D marginal (pymc)", answers, **settings)]
-    rows += [fit_row(f"2D exploratory ({s})", answers, dims=2, nuts_sampler=s, **settings) for s in args.samplers]
+    anchor = girth_seconds(answers) if args.girth else None
+    if anchor is not None:
+        print(f"girth multidimensional_twopl_mml: {anchor:.1f} s")
+    rows = [] if args.no_1d else [fit_row("1D marginal (pymc)", answers, **settings)]
+    for sampler in args.samplers:
+        if sampler == "default":
+            rows.append(fit_row("2D exploratory (defaults)", answers, dims=2))
+        else:
+            rows.append(fit_row(f"2D exploratory ({sampler})", answers, dims=2, nuts_sampler=sampler, **settings))
     for row in rows:
+        if anchor is not None and row["fit"].startswith("2D"):
+            row["ratio_to_girth"] = row["wall_s"] / anchor
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
 
 
