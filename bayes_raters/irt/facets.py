@@ -140,10 +140,15 @@ class FacetLayout:
         """:math:`c_0`, the middle of the observed score range (the systems' calibration centre)."""
         return float(self.score_values[0] + self.score_values[-1]) / 2
 
-    @property
+    @functools.cached_property
+    def pair(self) -> np.ndarray:
+        """Each rating's (rater, prompt) pair, rater-major: ``rater * n_prompts + prompt``."""
+        return self.rater * len(self.prompts) + self.prompt
+
+    @functools.cached_property
     def cell(self) -> np.ndarray:
         """Row of each rating in the flattened (rater, prompt, category) axis."""
-        return (self.rater * len(self.prompts) + self.prompt) * self.n_categories + self.category
+        return self.pair * self.n_categories + self.category
 
     @functools.cached_property
     def cell_counts(self) -> scipy.sparse.csr_matrix:

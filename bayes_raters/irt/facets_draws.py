@@ -72,9 +72,8 @@ def rating_loglik_at(items, z, layout: FacetLayout) -> np.ndarray:
     """Each unit's log-likelihood of its ratings at its own ``z`` (units,) from
     :func:`pair_items`, compiled (:func:`bayes_raters.irt.gpcm_kernel.gpcm_answered`)."""
     slopes, sums, coefficients = items
-    pair = layout.rater * len(layout.prompts) + layout.prompt
     k = np.full(len(slopes), layout.n_categories)
-    return gpcm_answered(np.asarray(z, float), layout.unit, pair, layout.category, slopes, sums, coefficients, k,
+    return gpcm_answered(np.asarray(z, float), layout.unit, layout.pair, layout.category, slopes, sums, coefficients, k,
                          len(layout.responses))
 
 
