@@ -208,3 +208,27 @@ def test_confirmatory_correlation_starts_at_the_identity():
     built = build_mirt_model(validate_responses(answers), dimensions=truth["dimensions"])
     start = built.rvs_to_initial_values[built["corr_cholesky"]]
     assert start is not None and np.allclose(np.asarray(start), np.eye(2))
+
+
+@pytest.mark.parametrize("model, structure, missing", [("2pl", "exploratory", False), ("3pl", "exploratory", True),
+                                                       ("2pl", "confirmatory", True), ("3pl", "confirmatory", False)])
+def test_numpy_proposal_density_equals_the_model_log_density(model, structure, missing):
+    """The Laplace proposals' log density (PyMC's graph without the marginal potential, plus
+    the potential in NumPy: bayes_raters.laplace.NumpyTerm) is the model's log density: same
+    value at points around the start, complete and incomplete answers, with and without c and
+    the correlation's Cholesky factor."""
+    from bayes_raters import laplace
+    from bayes_raters.irt.multidim import build_mirt_model
+
+    answers, truth = simulate_factor_answers(150, (4, 4), 0.3, random_seed=8)
+    if missing:
+        answers = answers.sample(frac=0.85, random_state=2)
+    kwargs = {"dims": 2} if structure == "exploratory" else {"dimensions": truth["dimensions"]}
+    built = build_mirt_model(validate_responses(answers), model, **kwargs)
+    split, _, x0, _, _ = laplace._raveled(built, built.mirt["initvals"])
+    del built.numpy_term
+    whole, *_ = laplace._raveled(built, built.mirt["initvals"])
+    fast, reference = split(), whole()
+    points = x0 + 0.3 * np.random.default_rng(1).standard_normal((5, x0.size))
+    for x in points:
+        assert fast(x) == pytest.approx(float(reference(x)), rel=1e-12, abs=1e-9)

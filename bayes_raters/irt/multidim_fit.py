@@ -23,7 +23,8 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
-from bayes_raters.irt.multidim import ball_rule, default_spacing, pattern_node_loglik
+from bayes_raters.chains import map_chains
+from bayes_raters.irt.multidim import NodeTable, ball_rule, default_spacing, normalise_rows, pattern_node_loglik
 from bayes_raters.quadrature import _logsumexp
 from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
@@ -199,37 +200,52 @@ def quadrature_error(posterior: xr.Dataset, mirt, spacing: float, n_draws: int =
     return worst
 
 
-def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, rng: np.random.Generator, mh_steps: int = 3):
+def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, random_seed, mh_steps: int = 3, cores: int | None = None):
     """theta (chain, draw, respondent, dimension), the marginal log-likelihood per respondent
-    (chain, draw, respondent) and the mean MH acceptance (module docstring)."""
+    (chain, draw, respondent) and the mean MH acceptance (module docstring). Chains in threads
+    (:func:`bayes_raters.chains.map_chains`; the work is NumPy products and exponentials on a
+    per-thread :class:`~bayes_raters.irt.multidim.NodeTable` buffer, which release the GIL)."""
     correct, answered, index = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered", "respondent_pattern"))
     a, d, c, chol = item_arrays(posterior)
-    n_samples, k = a.shape[0], a.shape[-1]
+    k = a.shape[-1]
+    chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
     nodes, log_weights = ball_rule(k, spacing)
+    table = NodeTable(correct, answered, nodes, log_weights)
     rows_y, rows_m = correct[index], answered[index]
-    theta = np.empty((n_samples, len(index), k))
-    log_lik = np.empty((n_samples, len(index)))
-    accepted = []
-    for s in range(n_samples):
-        cs = None if c is None else c[s]
-        ch = np.eye(k) if chol is None else chol[s]
-        table, at_nodes = node_table(correct, answered, a[s], d[s], cs, ch, nodes)
-        log_post = table + log_weights
-        marginal = _logsumexp(log_post, axis=-1)
-        log_lik[s] = marginal[index]
-        weights = np.exp(log_post - marginal[:, None])
-        mean = weights @ at_nodes
-        second = np.einsum("pq,qk,ql->pkl", weights, at_nodes, at_nodes)
-        cov = second - mean[:, :, None] * mean[:, None, :] + 1e-9 * np.eye(k)
-        theta[s], rate = _independence_mh(mean[index], 1.44 * cov[index], rows_y, rows_m, a[s], d[s], cs, ch @ ch.T, rng, mh_steps)
-        accepted.append(rate)
-    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+
+    def one_chain(chain, rng):
+        theta, log_lik, rates = np.empty((draws, len(index), k)), np.empty((draws, len(index))), []
+        for i, s in enumerate(range(chain * draws, (chain + 1) * draws)):
+            cs = None if c is None else c[s]
+            ch = np.eye(k) if chol is None else chol[s]
+            weights, at_nodes = table.fill(a[s], d[s], cs, None if chol is None else ch)
+            log_lik[i] = normalise_rows(weights)[index]
+            mean, cov = weighted_moments(weights, at_nodes)
+            theta[i], rate = _independence_mh(mean[index], 1.44 * cov[index], rows_y, rows_m, a[s], d[s], cs, ch @ ch.T, rng, mh_steps)
+            rates.append(rate)
+        return theta, log_lik, float(np.mean(rates))
+
+    results = map_chains(one_chain, chains, random_seed, cores)
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values, "respondent": list(mirt.coords["respondent"]),
               "dimension": list(mirt.coords["dimension"])}
-    theta = xr.DataArray(theta.reshape(*shape, len(index), k), dims=("chain", "draw", "respondent", "dimension"), coords=coords, name="theta")
-    log_lik = xr.DataArray(log_lik.reshape(*shape, len(index)), dims=("chain", "draw", "respondent"),
+    theta = xr.DataArray(np.stack([r[0] for r in results]), dims=("chain", "draw", "respondent", "dimension"), coords=coords, name="theta")
+    log_lik = xr.DataArray(np.stack([r[1] for r in results]), dims=("chain", "draw", "respondent"),
                            coords={key: coords[key] for key in ("chain", "draw", "respondent")}, name="answers")
-    return theta, log_lik, float(np.mean(accepted))
+    return theta, log_lik, float(np.mean([r[2] for r in results]))
+
+
+def weighted_moments(weights: np.ndarray, points: np.ndarray):
+    """Mean (rows, K) and covariance (rows, K, K) of ``points`` (nodes, K) under each row of
+    normalised ``weights`` (rows, nodes): one product with the points and their pairwise
+    products (an ``einsum`` over rows x nodes x K x K took 5.7 ms of each draw's 14 ms)."""
+    k = points.shape[1]
+    upper = np.triu_indices(k)
+    moments = weights @ np.hstack([points, points[:, upper[0]] * points[:, upper[1]]])
+    mean = moments[:, :k]
+    second = np.empty((len(weights), k, k))
+    second[:, upper[0], upper[1]] = moments[:, k:]
+    second[:, upper[1], upper[0]] = moments[:, k:]
+    return mean, second - mean[:, :, None] * mean[:, None, :] + 1e-9 * np.eye(k)
 
 
 def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
@@ -311,8 +327,7 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     posterior = idata["posterior"].to_dataset()
     from bayes_raters.irt.fit import _theta_seed
 
-    rng = _theta_seed(random_seed)  # same seed, same ability draws
-    theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, rng)
+    theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, _theta_seed(random_seed), cores=settings.get("cores"))
     posterior = posterior.assign(theta=theta)
     info = mirt.mirt
     posterior.attrs.update(idata["posterior"].attrs, method="marginal", theta_draws="exact conditional (quadrature + independence MH)",
