@@ -457,15 +457,18 @@ class RefinedFit(NamedTuple):
     error: float
 
 
-def fewest_divergences(sample_form, forms: dict) -> tuple[str, object, dict]:
+def fewest_divergences(sample_form, forms: dict, skip=None) -> tuple[str, object, dict]:
     """Sample each of ``forms`` (name -> form, in order: ``sample_form(form)`` returns a fit with
     a ``report``) until one does not diverge; keep the fit with the fewest divergences (the
     earlier on a tie). Only the kept fit's warnings reach the user. Returns ``(name, fit,
     {name: divergences})`` over the forms tried. The parametrisations of a hierarchical scale
     fail in opposite places (the centred form in the funnel of a small scale, the non-centred
-    one where the data pin every member down), and divergences say which the data are in."""
+    one where the data pin every member down), and divergences say which the data are in.
+    ``skip(name, tried)``: True passes over form ``name`` given the divergences so far."""
     fits, tried = [], {}
     for name, form in forms.items():
+        if fits and skip is not None and skip(name, tried):
+            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             fit = sample_form(form)

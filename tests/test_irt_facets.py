@@ -215,24 +215,33 @@ def _fake_form(divergences):
     return sample_form
 
 
+C, C_SMALL_STEP, N = (True, 0.9), (True, 0.95), (False, 0.9)
+
+
 @pytest.mark.parametrize(("divergences", "kept", "tried"), [
-    ({True: 0, False: 5}, True, "centred: 0"),                       # no divergence: one fit only
-    ({True: 107, False: 0}, False, "centred: 107, non-centred: 0"),   # SBC simulation 1 (card)
-    ({True: 3, False: 9}, True, "centred: 3, non-centred: 9"),        # neither clean: the fewer
-    ({True: 4, False: 4}, True, "centred: 4, non-centred: 4"),        # a tie keeps the centred form
+    ({C: 0, C_SMALL_STEP: 0, N: 5}, C, "centred: 0"),                                      # no divergence: one fit only
+    ({C: 107, C_SMALL_STEP: 0, N: 0}, N, "centred: 107, non-centred: 0"),                  # SBC simulation 1 (card): a funnel
+    ({C: 1, C_SMALL_STEP: 0, N: 28}, C_SMALL_STEP, "centred: 1, centred, target_accept 0.95: 0"),  # essays seed 16: a stray one
+    ({C: 3, C_SMALL_STEP: 2, N: 9}, C_SMALL_STEP, "centred: 3, centred, target_accept 0.95: 2, non-centred: 9"),  # the fewest
+    ({C: 30, C_SMALL_STEP: 0, N: 30}, C, "centred: 30, non-centred: 30"),                  # a tie keeps the centred form
 ])
 def test_the_centred_form_runs_first_and_the_fewer_divergences_win(divergences, kept, tried):
-    """``fit_facets(centred=None)``: the non-centred form is sampled only when the centred one
-    diverged, the fit with fewer divergences is kept, and only its warnings reach the user."""
+    """``fit_facets(centred=None)``: after a few stray divergences (at most 1% of the 2,000
+    draws) the centred form runs again with a smaller step, after more (or if they remain) the
+    non-centred form; the fit with the fewest divergences is kept, and only its warnings reach
+    the user."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (form, fit), counts = _sample_forms(_fake_form(divergences), None)
-    assert form is kept and fit.report.divergences == divergences[kept]
+        (form, fit), counts = _sample_forms(_fake_form(divergences), None, 0.9, 2000)
+    assert form is kept[0] and fit.report.divergences == divergences[kept]
     assert ", ".join(f"{k}: {v}" for k, v in counts.items()) == tried
     assert [str(w.message) for w in caught] == [f"form {kept}"]
-    with pytest.warns(UserWarning, match="form False"):  # a named form runs alone
-        (form, _), counts = _sample_forms(_fake_form(divergences), False)
+    with pytest.warns(UserWarning, match=r"form \(False, 0.9\)"):  # a named form runs alone, once
+        (form, _), counts = _sample_forms(_fake_form(divergences), False, 0.9, 2000)
     assert form is False and list(counts) == ["non-centred"]
+    with pytest.warns(UserWarning, match=r"form \(True, 0.9\)"):
+        (form, _), counts = _sample_forms(_fake_form(divergences), True, 0.9, 2000)
+    assert form is True and list(counts) == ["centred"]
 
 
 def test_non_centred_form_has_the_same_prior():
