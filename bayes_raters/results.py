@@ -18,6 +18,10 @@ derives from :class:`FitResult` and offers the same things under the same names:
     result): ``max_r_hat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``converged``.
 ``result.summary(ci_prob=0.9)``
     ``az.summary`` of the quantities users read in that family (equal-tailed intervals).
+``result.loo()`` / ``result.compare(others)``
+    ``az.loo`` over the family's pointwise unit (the ``log_likelihood`` group, computed first
+    where the fit did not store it) and ``az.compare`` of this fit with other fits of the same
+    data (name -> result), in every family.
 ``result.save(path)`` / ``Family.load(path)``
     one netCDF file with a checksum (:mod:`bayes_raters.persistence`).
 ``repr(result)``
@@ -168,6 +172,53 @@ class FitResult:
 
     def _log_likelihood(self) -> xr.Dataset:
         raise NotImplementedError
+
+    def pointwise_tree(self) -> xr.DataTree:
+        """:attr:`idata` with one pointwise log-likelihood variable (what ``az.loo`` and
+        ``az.compare`` read without ``var_name``): the stored group when it has one variable;
+        when it has several (the pairwise model's outcomes and slider values), their
+        observations side by side as ``observations`` (dim ``observation``, labelled
+        ``variable:index``), each observation left out on its own."""
+        tree = self.compute_log_likelihood()
+        group = tree["log_likelihood"].to_dataset()
+        if len(group.data_vars) == 1:
+            return tree
+        shape = (group.sizes["chain"], group.sizes["draw"])
+        parts, labels = [], []
+        for name in sorted(group.data_vars):
+            values = group[name].transpose("chain", "draw", ...).values.reshape(*shape, -1)
+            parts.append(values)
+            labels += [f"{name}:{i}" for i in range(values.shape[-1])]
+        joined = xr.Dataset({"observations": (("chain", "draw", "observation"), np.concatenate(parts, axis=-1))},
+                            coords={"chain": group["chain"].values, "draw": group["draw"].values, "observation": labels})
+        copy = tree.copy()
+        copy["log_likelihood"] = xr.DataTree(joined)
+        return copy
+
+    def loo(self):
+        """``az.loo`` (pointwise) of the fit over its pointwise log-likelihood
+        (:meth:`pointwise_tree`; the group is computed first where the fit did not store it:
+        :meth:`compute_log_likelihood`). Families whose tables report the Pareto k themselves
+        override it to stay quiet."""
+        return az.loo(self.pointwise_tree(), pointwise=True)
+
+    def compare(self, others: dict, name: str = "this", **compare_kwargs) -> pd.DataFrame:
+        """``az.compare`` (LOO) of this fit, named ``name``, with ``others`` (name -> result)
+        fitted to the same data and leaving out the same units: the log-likelihood groups must
+        hold the same variables with the same sizes, or the comparison would be of different
+        data. Other keywords go to ``az.compare``."""
+        results = {name: self, **others}
+        if len(results) != len(others) + 1:
+            raise InvalidInputError(f"the name {name!r} of this fit is also one of the others; pass name=<another>.")
+        trees, shapes = {}, {}
+        for key, result in results.items():
+            trees[key] = result.pointwise_tree()
+            group = trees[key]["log_likelihood"].to_dataset()
+            shapes[key] = {v: int(np.prod([n for d, n in group[v].sizes.items() if d not in ("chain", "draw")])) for v in group.data_vars}
+        if len({tuple(sorted(shape.items())) for shape in shapes.values()}) > 1:
+            raise InvalidInputError(f"these fits leave out different data (log-likelihood variables and sizes: {shapes}); "
+                                    "compare fits of the same data with the same pointwise unit.")
+        return az.compare(trees, **compare_kwargs)
 
     def _size(self) -> str:
         raise NotImplementedError

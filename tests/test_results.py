@@ -11,12 +11,18 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 from bayes_raters.ctt import protocol
 from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, validate_true_score_inputs
 from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score_model
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
-from bayes_raters.irt import IRTResult, fit_irt
+from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous
+from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
+from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
+from bayes_raters.irt.polytomous_fit import PolytomousResult
+from bayes_raters.irt.simulate import simulate_factor_answers, simulate_ratings
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise_model
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport
@@ -45,7 +51,23 @@ def _pairwise_result():
     return fit_pairwise_model(comparisons.head(150), scalars.drop(columns="annotator"), annotator=None, random_seed=5, **SMALL)
 
 
-FAMILIES = {"true_score": _true_score_result, "irt": _irt_result, "pairwise": _pairwise_result}
+def _polytomous_result():
+    answers, _ = simulate_ratings(150, 5, 4, "grm", random_seed=16)
+    return fit_polytomous(answers, "grm", random_seed=5, **SMALL)
+
+
+def _multidimensional_result():
+    answers, _ = simulate_factor_answers(150, (3, 3), 0.3, random_seed=17)
+    return fit_irt(answers, "2pl", dims=2, random_seed=5, **SMALL)
+
+
+def _facets_result():
+    ratings, systems, _ = simulate_facet_ratings(60, 4, 2, 4, random_seed=18)
+    return fit_facets(ratings, systems, random_seed=5, **SMALL)
+
+
+FAMILIES = {"true_score": _true_score_result, "irt": _irt_result, "pairwise": _pairwise_result,
+            "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -131,8 +153,36 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
 
 
 def test_result_classes_share_the_protocol():
-    for cls in (TrueScoreResult, IRTResult, PairwiseResult):
+    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult):
         assert issubclass(cls, FitResult) and cls.summary_var_names
+
+
+def test_every_family_has_loo_and_compares_with_itself(fitted):
+    """``loo()`` and ``compare()`` on every family (FitResult): finite ELPD over the family's
+    pointwise unit, and a fit compared with itself under another name differs by exactly 0;
+    a fit of other data (another unit count) is refused, not compared."""
+    name, result = fitted
+    loo = result.loo()
+    assert np.isfinite(loo.elpd) and loo.n_data_points >= 30
+    table = result.compare({"again": result}, name=name)
+    assert set(table.index) == {name, "again"} and np.allclose(table["elpd_diff"], 0.0)
+    with pytest.raises(InvalidInputError, match="same name|also one of the others"):
+        result.compare({name: result}, name=name)
+    fewer = _dropping_one_unit(result)  # the same fit over one unit fewer: other data
+    with pytest.raises(InvalidInputError, match="leave out different data"):
+        result.compare({"fewer": fewer})
+
+
+def _dropping_one_unit(result):
+    """A stand-in result (what ``compare`` reads) whose log-likelihood lacks the last unit."""
+    from types import SimpleNamespace
+
+    tree = result.pointwise_tree().copy()
+    group = tree["log_likelihood"].to_dataset()
+    variable = next(iter(group.data_vars))
+    unit = next(d for d in group[variable].dims if d not in ("chain", "draw"))
+    tree["log_likelihood"] = xr.DataTree(group.isel({unit: slice(0, -1)}))
+    return SimpleNamespace(idata=tree, pointwise_tree=lambda: tree)
 
 
 @pytest.mark.parametrize("options", [{}, {"rater_effects": True, "rater_error": "rater"}, {"joint": True}])
@@ -176,6 +226,9 @@ def test_fit_tree_selects_integer_system_ids(tmp_path):
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = fit_true_score_model(ratings, scores, random_seed=5, draws=100, tune=200, chains=2)
     assert list(result.idata["sample_stats"]["system"].values) == [7, 11]  # not '7', '11' (fit_tree's KeyError)
+    with pytest.raises(InvalidInputError, match="one fit per system"):  # separate models: no pooled LOO
+        result.loo()
+    assert result.loo(system=11).n_data_points == 40 and np.isfinite(result.loo(system=7).elpd)
     result.save(tmp_path / "fit.nc")
     loaded = type(result).load(tmp_path / "fit.nc")
     for system, n in [(7, len(systems)), (11, 40)]:

@@ -30,6 +30,7 @@ that value, i.e. rounded and clipped to the scale when the cutpoints are fixed) 
 
 from __future__ import annotations
 
+import arviz as az
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -220,6 +221,22 @@ class TrueScoreGroups:
         if "log_likelihood" in groups:
             groups["log_likelihood"] = groups["log_likelihood"].dropna("response", how="all")
         return xr.DataTree.from_dict(groups)
+
+    def pointwise_tree(self, system=None) -> xr.DataTree:
+        """One fit's groups with its pointwise log-likelihood per response (computed first if
+        missing): the joint fit, or one system's separate fit (``system``; None: the only one).
+        Separate fits are separate models, so their responses are not pooled into one LOO."""
+        self.compute_log_likelihood()
+        systems = [] if self.spec.joint else list(self.posterior["system"].values)
+        if system is None and len(systems) > 1:
+            raise InvalidInputError(f"one fit per system: result.loo(system=...) with one of {systems}, "
+                                    "az.compare({name: r.fit_tree(system) ...}), or fit_true_score_model(..., joint=True).")
+        return self.fit_tree(system)
+
+    def loo(self, system=None):
+        """``az.loo`` over responses of the joint fit or of one system's fit
+        (:meth:`pointwise_tree`)."""
+        return az.loo(self.pointwise_tree(system), pointwise=True)
 
     def _fits(self):
         """(system or None, TrueScoreData, model) of every fit behind the result."""

@@ -158,11 +158,6 @@ class FacetsResult(FitResult):
             raise InvalidInputError("PRMSE needs system scores: fit_facets(ratings, system_scores=...).")
         return interval_table(self.posterior["prmse"], ci_prob, ("system",))
 
-    def loo(self):
-        """``az.loo`` over responses (each response's ratings and system scores, theta
-        integrated out)."""
-        return az.loo(self.idata, pointwise=True)
-
     def compare_with_true_score(self, true_score_result, system=None) -> pd.DataFrame:
         """``az.compare`` (LOO over responses) of this fit and an ordinal true-score fit
         (:func:`bayes_raters.ctt.fit_true_score_model` with ``observation="ordinal"``) of the
