@@ -46,6 +46,8 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.sampling import ConvergenceReport
 
 PREDICTIVE_DRAWS = 500  # posterior draws kept for a posterior predictive sample by default
+#: Posterior SDs in every table: the sample SD over the draws, as ``az.summary`` computes it.
+SD_DDOF = 1
 
 
 def worst_report(reports) -> ConvergenceReport:
@@ -90,12 +92,14 @@ def check_ci_prob(ci_prob: float) -> None:
 
 def interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.DataFrame:
     """Posterior mean, SD and equal-tailed ``ci_prob`` interval (``lower``, ``upper``) of a
-    (chain, draw, *dims) array, one row per element of ``dims`` (a MultiIndex for several)."""
+    (chain, draw, *dims) array, one row per element of ``dims`` (a MultiIndex for several). The
+    SD is the sample SD over the draws (ddof 1), as ``az.summary`` gives it: the one SD convention
+    of every table (:data:`SD_DDOF`)."""
     check_ci_prob(ci_prob)
     tail = (1 - ci_prob) / 2
     sample = ("chain", "draw")
     frame = {
-        "mean": values.mean(sample), "sd": values.std(sample),
+        "mean": values.mean(sample), "sd": values.std(sample, ddof=SD_DDOF),
         "lower": values.quantile(tail, sample).drop_vars("quantile"), "upper": values.quantile(1 - tail, sample).drop_vars("quantile"),
     }
     return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})

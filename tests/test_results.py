@@ -267,3 +267,16 @@ def test_ordinal_pointwise_log_likelihood_sums_to_the_models_likelihood(options)
         pointwise = protocol.ordinal_loglik(data, spec, draws)
         assert pointwise.shape == (1, len(data.responses)) and np.isfinite(pointwise).all()
         np.testing.assert_allclose(pointwise.sum(), float(likelihood(point)[0]), rtol=1e-9 if spec.joint else 1e-6)
+
+
+def test_table_sds_are_the_sample_sd_that_arviz_reports():
+    """One SD convention (issue 37): every table's posterior SD is the sample SD over the draws
+    (ddof 1), the figure ``az.summary`` prints, not the population SD (which is smaller by
+    sqrt((n - 1) / n): visible at few draws)."""
+    from bayes_raters.results import interval_table
+
+    values = np.random.default_rng(3).normal(size=(2, 5, 3))  # 10 draws: ddof matters by 5%
+    tree = az.from_dict({"posterior": {"x": values}}, dims={"x": ["k"]})
+    table = interval_table(tree["posterior"]["x"], 0.9, ("k",))
+    np.testing.assert_allclose(table["sd"].to_numpy(), az.summary(tree, var_names=["x"])["sd"].to_numpy(), rtol=1e-3)
+    assert not np.allclose(table["sd"].to_numpy(), values.reshape(10, 3).std(axis=0, ddof=0), rtol=1e-3)

@@ -31,7 +31,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
-from bayes_raters.results import FitResult, check_ci_prob, worst_report
+from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, worst_report
 from bayes_raters.sampling import (
     ConvergenceReport,
     derived_rng,
@@ -125,7 +125,7 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         table = pd.DataFrame(
             {
                 "mean": draws[name].mean(("chain", "draw")).to_series(),
-                "sd": draws[name].std(("chain", "draw"), ddof=1).to_series(),
+                "sd": draws[name].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
                 "lower": eti.sel(ci_bound="lower").to_series(),
                 "upper": eti.sel(ci_bound="upper").to_series(),
                 "r_hat": az.rhat(draws)[name].to_series(),

@@ -46,7 +46,7 @@ from bayes_raters.irt.model import (
 )
 from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
-from bayes_raters.results import FitResult, quiet_loo, thinned_posterior
+from bayes_raters.results import SD_DDOF, FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, fewest_divergences, sample_model, sample_refined
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ class IRTResult(FitResult):
         for name in names:
             draws = posterior[name]
             columns[f"{name}_mean"] = draws.mean(("chain", "draw")).to_series()
-            columns[f"{name}_sd"] = draws.std(("chain", "draw"), ddof=1).to_series()
+            columns[f"{name}_sd"] = draws.std(("chain", "draw"), ddof=SD_DDOF).to_series()
             columns[f"{name}_lower"] = eti[name].sel(ci_bound="lower").to_series()
             columns[f"{name}_upper"] = eti[name].sel(ci_bound="upper").to_series()
         table = pd.DataFrame(columns)
@@ -174,7 +174,7 @@ class IRTResult(FitResult):
         table = pd.DataFrame(
             {
                 "theta_mean": theta.mean(("chain", "draw")).to_series(),
-                "theta_sd": theta.std(("chain", "draw"), ddof=1).to_series(),
+                "theta_sd": theta.std(("chain", "draw"), ddof=SD_DDOF).to_series(),
                 "theta_lower": eti.sel(ci_bound="lower").to_series(),
                 "theta_upper": eti.sel(ci_bound="upper").to_series(),
                 "n_answers": answers.size(),
@@ -224,7 +224,7 @@ class IRTResult(FitResult):
         return pd.DataFrame(
             {
                 "theta_mean": theta.mean(axis=0),
-                "theta_sd": theta.std(axis=0, ddof=1),
+                "theta_sd": theta.std(axis=0, ddof=SD_DDOF),
                 "theta_lower": lower,
                 "theta_upper": upper,
                 "n_answers": wide.notna().sum(axis=1).to_numpy(),

@@ -18,7 +18,7 @@ from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
-from bayes_raters.results import FitResult
+from bayes_raters.results import SD_DDOF, FitResult
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 #: The model's observed variables, one per kind of judgement.
@@ -86,7 +86,7 @@ class PairwiseResult(FitResult):
         table = pd.DataFrame(
             {
                 "mean": s["s"].mean(("chain", "draw")).to_series(),
-                "sd": s["s"].std(("chain", "draw")).to_series(),
+                "sd": s["s"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
                 "mode": az.mode(s)["s"].to_series(),
                 "lower": eti.isel(ci_bound=0).to_series(),
                 "upper": eti.isel(ci_bound=1).to_series(),
@@ -137,7 +137,7 @@ class PairwiseResult(FitResult):
         table = pd.DataFrame(
             {
                 "mean": m["system_value"].mean(("chain", "draw")).to_series(),
-                "sd": m["system_value"].std(("chain", "draw")).to_series(),
+                "sd": m["system_value"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
                 "lower": eti.isel(ci_bound=0).to_series(),
                 "upper": eti.isel(ci_bound=1).to_series(),
                 "n_items": self.data.systems.value_counts(),
