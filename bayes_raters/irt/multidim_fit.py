@@ -24,8 +24,7 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.chains import map_chains
-from bayes_raters.irt.multidim import NodeTable, ball_rule, default_spacing, normalise_rows, pattern_node_loglik
-from bayes_raters.quadrature import _logsumexp
+from bayes_raters.irt.multidim import NodeTable, ball_rule, default_spacing, normalise_rows
 from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, interval_table, quiet_loo
@@ -177,25 +176,18 @@ def item_arrays(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return a, d, c, chol
 
 
-def node_table(correct, answered, a, d, c, chol, nodes):
-    """(patterns, nodes) log-likelihood of one draw (NumPy) and the abilities at the nodes (nodes, K)."""
-    theta = nodes if chol is None else nodes @ chol.T
-    eta = a @ theta.T + d[:, None]
-    return pattern_node_loglik(correct, answered, eta, c, complete=bool(answered.all()), lib=np), theta
-
-
 def quadrature_error(posterior: xr.Dataset, mirt, spacing: float, n_draws: int = 6) -> float:
     """Largest difference of a pattern's log marginal between the rule and the rule with half
     the spacing, over ``n_draws`` evenly spaced posterior draws (estimates the rule's error)."""
     correct, answered = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered"))
     a, d, c, chol = item_arrays(posterior)
     k = a.shape[-1]
-    coarse, fine = ball_rule(k, spacing), ball_rule(k, spacing / 2)
+    tables = [NodeTable(correct, answered, *ball_rule(k, h)) for h in (spacing, spacing / 2)]
     worst = 0.0
     for s in np.unique(np.linspace(0, len(a) - 1, n_draws).astype(int)):
         cs = None if c is None else c[s]
         ch = None if chol is None else chol[s]
-        values = [_logsumexp(node_table(correct, answered, a[s], d[s], cs, ch, nodes)[0] + lw, axis=-1) for nodes, lw in (coarse, fine)]
+        values = [normalise_rows(table.fill(a[s], d[s], cs, ch)[0]) for table in tables]
         worst = max(worst, float(np.abs(values[0] - values[1]).max()))
     return worst
 
