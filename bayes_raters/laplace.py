@@ -123,8 +123,8 @@ class NumpyTerm:
 
     Why: PyTensor's Numba backend evaluates ``exp`` one element at a time (llvmlite is built
     without SVML), where NumPy's ufunc uses AVX-512 SIMD: on the 2D 2PL at 1,000 x 20 (978
-    patterns x 673 nodes, one exponential per pair) a log density took 8.5-9.1 ms compiled and
-    about 2 ms in NumPy (``models/irt_multidimensional.md``), and the Laplace proposals are
+    patterns x 673 nodes, one exponential per pair) a log density took 9.6-9.8 ms compiled and
+    2.6-2.8 ms in NumPy (``models/irt_multidimensional.md``), and the Laplace proposals are
     thousands of log densities."""
 
     potential: str
