@@ -85,6 +85,51 @@ def test_true_score_on_nodes_matches_true_score_at_points():
     assert np.all(np.diff(on_nodes, axis=1) > 0)  # more ability, higher expected score
 
 
+@pytest.mark.parametrize("with_system", [False, True])
+def test_block_of_draws_equals_each_draw_alone(with_system):
+    """The ability draws evaluate a block of posterior draws at once (node tables side by side,
+    every draw's units offset into one problem); each draw of the block must equal the model's
+    own NumPy forms for that draw alone (facets.py's category table, rating rows, true-score curve
+    and system term) and the rating-by-rating category model at a point."""
+    from bayes_raters.irt.facets import system_arrays, system_node_loglik
+    from bayes_raters.irt.facets_draws import block_parameters, node_logliks, system_loglik, true_scores_from
+
+    ratings, systems, _ = simulate_facet_ratings(30, 5, 2, 6, random_seed=7)
+    table, scores = validate_facet_ratings(ratings)
+    layout = facet_layout(table, scores)
+    arrays = system_arrays(systems, layout) if with_system else None
+    rule = trapezoid_rule(21, 5.0)
+    rng = np.random.default_rng(5)
+    n, n_raters, n_prompts = 3, len(layout.raters), len(layout.prompts)
+    params = {"a": rng.lognormal(0, 0.3, (n, n_raters)), "severity": rng.normal(0, 0.5, (n, n_raters)),
+              "difficulty": rng.normal(0, 0.3, (n, n_prompts)), "thresholds": np.sort(rng.normal(0, 1.5, (n, layout.n_categories - 1)), axis=1)}
+    system = None
+    if with_system:
+        k = arrays[0].shape[1]
+        params |= {"alpha": rng.normal(3, 0.2, (n, k)), "beta": rng.normal(1, 0.1, (n, k)), "tau": rng.gamma(4, 0.1, (n, k))}
+        system = tuple(params[x] for x in ("alpha", "beta", "tau"))
+    a, location, thresholds = block_parameters(params, slice(0, n))
+    block = node_logliks(a, location, thresholds, system, layout, rule, arrays)
+    z = rng.normal(0, 1.2, (n, len(layout.responses)))
+    items = pair_items(a, location, thresholds)
+    ratings_at, true_at = rating_loglik_at(items, z, layout), true_scores_from(items, z, layout)
+    for d in range(n):
+        log_p = category_table(a[d], location[d], thresholds[d], rule.nodes, lib=np)
+        alone = rating_node_loglik(log_p, layout, len(rule), lib=np)
+        if with_system:
+            true_nodes = true_score_curve(log_p, layout.score_values, layout.unit_prompts, lib=np)
+            alone = alone + system_node_loglik(true_nodes, arrays[0], arrays[1], *(x[d] for x in system), layout.score_center, lib=np)
+        np.testing.assert_allclose(block[d], alone, rtol=1e-12, atol=1e-10)
+        logits = rating_logits(a[d], location[d], thresholds[d], z[d], layout)
+        summed = np.bincount(layout.unit, logits[np.arange(len(logits)), layout.category], len(layout.responses))
+        np.testing.assert_allclose(ratings_at[d], summed, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(true_at[d], true_scores_at(a[d], location[d], thresholds[d], z[d], layout), rtol=1e-12)
+        if with_system:
+            point = system_loglik(true_at[:, :, None], arrays[0], arrays[1], *system, layout.score_center)[d, :, 0]
+            reference = system_node_loglik(true_at[d][:, None], arrays[0], arrays[1], *(x[d] for x in system), layout.score_center, lib=np)[:, 0]
+            np.testing.assert_allclose(point, reference, rtol=1e-12)
+
+
 def test_marginal_matches_scipy_for_a_response_rated_three_times():
     ratings, _, _ = simulate_facet_ratings(20, 5, 1, 6, raters_per_response=3, random_seed=3)
     layout = facet_layout(*validate_facet_ratings(ratings))

@@ -70,25 +70,29 @@ def step_sums(a: np.ndarray, b: np.ndarray, layout) -> tuple[np.ndarray, np.ndar
 
 @numba.njit(cache=True, nogil=True)
 def gpcm_expected(theta, a, sums, coefficients, values):
-    """Expected value of ``values[k]`` under every item at every unit's theta (units, items),
-    all items with ``len(values)`` categories: :math:`\\sum_k v_k c_k w^k / \\sum_k c_k w^k`,
-    both polynomials by Horner's rule (one exp per pair), with the largest term factored out
-    where they over- or underflow."""
+    """Expected value of ``values[k]`` under every item at every unit's theta, for a block of
+    posterior draws: ``theta`` (draws, units), ``a`` (draws, items), ``sums`` and
+    ``coefficients`` (draws, items, K); returns (draws, units, items). All items have
+    ``len(values)`` categories: :math:`\\sum_k v_k c_k w^k / \\sum_k c_k w^k`, both polynomials
+    by Horner's rule (one exp per pair), with the largest term factored out where they over- or
+    underflow."""
     n = values.size
-    out = np.empty((theta.size, a.size))
-    for i in range(theta.size):
-        for j in range(a.size):
-            w = np.exp(a[j] * theta[i])
-            total, weighted = coefficients[j, n - 1], coefficients[j, n - 1] * values[n - 1]
-            for k in range(n - 2, -1, -1):
-                total = total * w + coefficients[j, k]
-                weighted = weighted * w + coefficients[j, k] * values[k]
-            if np.isfinite(total) and total > 0.0 and np.isfinite(weighted) and np.isfinite(w) and w > 0.0:
-                out[i, j] = weighted / total
-            else:
-                log_norm = _stable(a[j], theta[i], sums[j], n)
-                mean = 0.0
-                for k in range(n):
-                    mean += values[k] * np.exp(a[j] * (k * theta[i] - sums[j, k]) - log_norm)
-                out[i, j] = mean
+    out = np.empty((theta.shape[0], theta.shape[1], a.shape[1]))
+    for d in range(theta.shape[0]):
+        for i in range(theta.shape[1]):
+            for j in range(a.shape[1]):
+                slope, t = a[d, j], theta[d, i]
+                w = np.exp(slope * t)
+                total, weighted = coefficients[d, j, n - 1], coefficients[d, j, n - 1] * values[n - 1]
+                for k in range(n - 2, -1, -1):
+                    total = total * w + coefficients[d, j, k]
+                    weighted = weighted * w + coefficients[d, j, k] * values[k]
+                if np.isfinite(total) and total > 0.0 and np.isfinite(weighted) and np.isfinite(w) and w > 0.0:
+                    out[d, i, j] = weighted / total
+                else:
+                    log_norm = _stable(slope, t, sums[d, j], n)
+                    mean = 0.0
+                    for k in range(n):
+                        mean += values[k] * np.exp(slope * (k * t - sums[d, j, k]) - log_norm)
+                    out[d, i, j] = mean
     return out
