@@ -162,6 +162,13 @@ class FacetLayout:
         return scipy.sparse.csr_matrix((np.ones(len(self.unit)), (self.unit, self.cell)), shape=shape)
 
     @functools.cached_property
+    def unit_rows(self) -> scipy.sparse.csr_matrix:
+        """(units, ratings) 0/1: which ratings are each unit's (built once; NumPy's sum over a
+        unit's ratings is this times the rows)."""
+        n = len(self.unit)
+        return scipy.sparse.csr_matrix((np.ones(n), (self.unit, np.arange(n))), shape=(len(self.responses), n))
+
+    @functools.cached_property
     def prompt_units(self) -> list[np.ndarray]:
         """Per prompt, the units that have it (positive weight in ``unit_prompts``)."""
         return [np.nonzero(self.unit_prompts[:, j])[0] for j in range(len(self.prompts))]
@@ -213,8 +220,7 @@ def unit_sum(rows, layout: FacetLayout, lib=pt):
     """(units, nodes): the rows (ratings, nodes) summed over each unit's ratings (NumPy: one
     sparse product, 10x ``np.add.at``)."""
     if lib is np:
-        n = len(layout.unit)
-        return scipy.sparse.csr_matrix((np.ones(n), (layout.unit, np.arange(n))), shape=(len(layout.responses), n)) @ rows
+        return layout.unit_rows @ rows
     return pt.inc_subtensor(pt.zeros((layout.unit_prompts.shape[0], rows.shape[1]))[layout.unit], rows)
 
 
