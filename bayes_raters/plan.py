@@ -124,7 +124,7 @@ def plan_double_scoring(
 ) -> pd.DataFrame:
     """Expected PRMSE interval widths after ``extra`` more double-scored responses (each also
     scored by every system) and ``extra_single`` more single-scored ones, from a fitted
-    :func:`~bayes_raters.ctt.fit_true_score_model` result (normal observations); module
+    :func:`~bayes_raters.ctt.fit_true_score` result (normal observations); module
     docstring for the method.
 
     Returns a tidy table, one row per (extra, system or pair): ``extra_double``,
@@ -133,7 +133,7 @@ def plan_double_scoring(
     ``threshold``, ``p_lower_above`` (systems) or ``p_excludes_zero`` (pairs). ``pairs``:
     system pairs whose PRMSE difference to plan (default: every pair)."""
     if getattr(result, "spec", None) is None or result.spec.observation != "normal":
-        raise InvalidInputError("plan from fit_true_score_model(..., observation='normal') (the default); "
+        raise InvalidInputError("plan from fit_true_score(..., observation='normal') (the default); "
                                 "the planner simulates the normal model's sufficient statistics.")
     check_ci_prob(ci_prob)
     extra = [int(e) for e in np.atleast_1d(extra)]

@@ -36,11 +36,11 @@ def simulate_evaluation(n_single: int, n_double: int, seed: int, systems=("A", "
 def realised_width(task: tuple, pilot: tuple[pd.DataFrame, pd.DataFrame], ci_prob: float = 0.9, **fit_options) -> dict:
     """One refit: ``task = (extra, seed)``: ``extra`` double-scored responses simulated with
     ``seed`` added to the ``pilot`` tables; returns the PRMSE interval width per system."""
-    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.ctt import fit_true_score
 
     extra, seed = task
     ratings, systems = simulate_evaluation(0, extra, seed, tuple(pd.unique(pilot[1]["system"])))
-    result = fit_true_score_model(pd.concat([pilot[0], ratings]), pd.concat([pilot[1], systems]), random_seed=seed,
+    result = fit_true_score(pd.concat([pilot[0], ratings]), pd.concat([pilot[1], systems]), random_seed=seed,
                                   progressbar=False, **fit_options)
     table = result.prmse_table(ci_prob)
     return {"extra_double": extra, "seed": seed, **(table["upper"] - table["lower"]).to_dict()}

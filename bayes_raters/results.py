@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import warnings
 from typing import ClassVar
 
@@ -234,3 +235,20 @@ class FitResult:
             f"<{type(self).__name__}: {self.family}, {self._size()}; {report.chains} chains x {report.draws} draws; "
             f"{verdict}; groups {sorted(self.idata.children)}>"
         )
+
+
+def renamed(function, old_name: str):
+    """``function`` under its earlier name ``old_name``: the same arguments and result, with a
+    :class:`DeprecationWarning` (every family's fit is now ``fit_<family>``: ``fit_irt``,
+    ``fit_polytomous``, ``fit_facets``, ``fit_pairwise``, ``fit_true_score``). The new function is
+    looked up in its module at each call."""
+    module, name = function.__module__, function.__name__
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"{old_name} is now {name} (same arguments); the old name will be removed.", DeprecationWarning, stacklevel=2)
+        return getattr(sys.modules[module], name)(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old_name
+    alias.__module__ = module
+    alias.__doc__ = f"The earlier name of :func:`{name}`: same arguments and result; warns (DeprecationWarning)."
+    return alias

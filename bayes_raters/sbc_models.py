@@ -107,17 +107,17 @@ SPECS = {
 }
 
 
-def fit_true_score(data, seed: int, variant: str = "normal", settings: dict | None = None):
+def fit_true_score_for_sbc(data, seed: int, variant: str = "normal", settings: dict | None = None):
     """Normal variants: the model built from :class:`TrueScoreData` with the prior centre and
-    width fixed, sampled as ``fit_true_score_model`` samples it. Ordinal: ``fit_true_score_model``
+    width fixed, sampled as ``fit_true_score`` samples it. Ordinal: ``fit_true_score``
     itself (its declared ``score_range=(1, 6)`` fixes centre and width). PRMSE's posterior
     from draws of T given each posterior draw (the finite-sample PRMSE of these responses)."""
     ratings, systems = data
     settings = settings or FIT
     if variant == "ordinal":
-        from bayes_raters.ctt.posterior import fit_true_score_model
+        from bayes_raters.ctt.posterior import fit_true_score
 
-        result = fit_true_score_model(ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=seed, **settings)
+        result = fit_true_score(ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=seed, **settings)
         posterior = result.posterior.squeeze("system", drop=True)
         true = result.true_score_draws(system="m", n_draws=RANK_DRAWS, random_seed=seed).values
         converged = worst_report(result.reports.values())  # every fit behind the result
@@ -128,7 +128,7 @@ def fit_true_score(data, seed: int, variant: str = "normal", settings: dict | No
             center=CENTER, width=WIDTH,
         )
         model = build_from_data(model_data, SPECS[variant])
-        # converged as fit_true_score_model judges it: parameters and PRMSE, not the per-response
+        # converged as fit_true_score judges it: parameters and PRMSE, not the per-response
         # deterministics (whose R-hat/ESS took 1.6 of 7 s per smoke fit)
         idata, report = sample_model(model, random_seed=seed, what="SBC", check_var_names=checked_variables(model), **settings)
         posterior = add_finite_sample_spread(idata["posterior"].to_dataset(), np.random.default_rng([seed, 7]))
@@ -145,7 +145,7 @@ def fit_true_score(data, seed: int, variant: str = "normal", settings: dict | No
 
 
 def fit_true_score_normal(data, seed: int, settings: dict | None = None):
-    return fit_true_score(data, seed, "normal", settings)
+    return fit_true_score_for_sbc(data, seed, "normal", settings)
 
 
 def thinned_rows(values: np.ndarray) -> np.ndarray:
@@ -276,13 +276,13 @@ def simulate_pairwise(rng: np.random.Generator, design: str = "outcomes"):
     return truth, (comparisons, scalars, strengths)
 
 
-def fit_pairwise(data, seed: int):
-    """``fit_pairwise_model`` with its defaults (and the tie band the data were drawn with) on the simulated judgements."""
-    from bayes_raters.pairwise import fit_pairwise_model
+def fit_pairwise_for_sbc(data, seed: int):
+    """``fit_pairwise`` with its defaults (and the tie band the data were drawn with) on the simulated judgements."""
+    from bayes_raters.pairwise import fit_pairwise
 
     comparisons, scalars, strengths = data
     defaults = {key: value for key, value in FIT.items() if key != "target_accept"}
-    result = fit_pairwise_model(comparisons, scalars, strengths, ties=True, random_seed=seed, **defaults)
+    result = fit_pairwise(comparisons, scalars, strengths, ties=True, random_seed=seed, **defaults)
     posterior = result.posterior
     draws = {name: posterior[name].values for name in posterior.data_vars if posterior[name].dims == ("chain", "draw")}
     draws.update({f"s[{j}]": posterior["s"].values[..., j] for j in range(PAIRWISE_TRACKED)})
@@ -294,7 +294,7 @@ CONFIGURATIONS = {
     **{
         f"true_score_{variant}": Configuration(
             f"true_score_{variant}", functools.partial(simulate_true_score, variant=variant),
-            functools.partial(fit_true_score, variant=variant),
+            functools.partial(fit_true_score_for_sbc, variant=variant),
         )
         for variant in ("rater_effects", "rater_error", "ordinal")
     },
@@ -314,8 +314,8 @@ CONFIGURATIONS = {
     },
     **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (bayes_raters.sbc_polytomous)
     **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (bayes_raters.sbc_mirt_facets)
-    "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise),
+    "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise_for_sbc),
     "pairwise_mixed": Configuration(
-        "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise
+        "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise_for_sbc
     ),
 }

@@ -29,7 +29,7 @@ from pymc.blocking import DictToArrayBijection  # noqa: E402
 from bayes_raters.ctt import (  # noqa: E402
     build_true_score_model,
     double_scored_subset,
-    fit_true_score_model,
+    fit_true_score,
     simulate_dataset,
     system_scores_to_long,
 )
@@ -40,7 +40,7 @@ def run(n_responses: int) -> None:
     ratings = double_scored_subset(data, ("h_5", "h_6"), n_responses // 5, random_seed=2)
     systems = system_scores_to_long(data)
     start = time.perf_counter()
-    result = fit_true_score_model(ratings, systems, random_seed=3, nuts_sampler="pymc")
+    result = fit_true_score(ratings, systems, random_seed=3, nuts_sampler="pymc")
     seconds = time.perf_counter() - start
     table = result.prmse_table()
     print(
@@ -90,7 +90,7 @@ def run_ordinal(n_responses: int, settings: dict[str, dict]) -> None:
           f"{gradient_ms(model, repeats=10):.1f} ms per log-density + gradient")
     for name, options in settings.items():
         start = time.perf_counter()
-        result = fit_true_score_model(ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=3, **options)
+        result = fit_true_score(ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=3, **options)
         seconds = time.perf_counter() - start
         posterior = result.posterior
         names = [n for n in ("mu", "sigma_T", "sigma_e", "alpha", "beta", "tau", "prmse") if n in posterior]

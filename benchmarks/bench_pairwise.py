@@ -18,7 +18,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.pairwise import fit_pairwise_model, latent_values, simulate_judgements  # noqa: E402
+from bayes_raters.pairwise import fit_pairwise, latent_values, simulate_judgements  # noqa: E402
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = fit_pairwise_model(comparisons, random_seed=3, nuts_sampler=sampler, chains=2, cores=2)
+            result = fit_pairwise(comparisons, random_seed=3, nuts_sampler=sampler, chains=2, cores=2)
         seconds = time.perf_counter() - start
         posterior = result.posterior
         ess_s = az.ess(posterior[["s"]])["s"]

@@ -1,6 +1,6 @@
 """Aggregated comparisons as they come: Stigler's citation counts among four statistics
 journals (``tests/data/citations/``: 12 rows with counts, 3,727 comparisons, no ties),
-fitted with ``fit_pairwise_model(..., count="n")`` (pooled into 6 multinomial pairs, no tie
+fitted with ``fit_pairwise(..., count="n")`` (pooled into 6 multinomial pairs, no tie
 band since the data have no tie) in both parametrizations (``values``: logit s and log lambda;
 ``differences``, the default for comparisons alone: ability differences and two log gaps) by
 PyMC's NUTS and nutpie, beside choix's Bradley-Terry MLE
@@ -24,7 +24,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.pairwise import fit_pairwise_model  # noqa: E402
+from bayes_raters.pairwise import fit_pairwise  # noqa: E402
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "citations" / "citations.csv"
 
@@ -57,7 +57,7 @@ def main() -> None:
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = fit_pairwise_model(
+            result = fit_pairwise(
                 table, item_a="cited", item_b="citing", count="n", random_seed=args.seed, nuts_sampler=sampler, progressbar=False,
                 parametrization=parametrization,
             )

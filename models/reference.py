@@ -14,9 +14,9 @@ from pathlib import Path
 import arviz as az
 import pandas as pd
 
-from bayes_raters.ctt import double_scored_subset, fit_true_score_model, simulate_dataset, system_scores_to_long
+from bayes_raters.ctt import double_scored_subset, fit_true_score, simulate_dataset, system_scores_to_long
 from bayes_raters.irt import fit_irt, simulate_responses
-from bayes_raters.pairwise import fit_pairwise_model, latent_values, simulate_judgements
+from bayes_raters.pairwise import fit_pairwise, latent_values, simulate_judgements
 
 HERE = Path(__file__).parent
 CTT_VARIABLES = ["mu", "sigma_T", "sigma_e", "alpha", "beta", "tau", "prmse", "mse_true", "true_score_variance", "error_variance"]
@@ -98,7 +98,7 @@ def pairwise_summary(posterior) -> pd.DataFrame:
 
 def pairwise_reference() -> None:
     data = pairwise_reference_data()
-    result = fit_pairwise_model(data["comparisons"], data["scalars"], draws=10_000, tune=2000, chains=4, cores=2, random_seed=7)
+    result = fit_pairwise(data["comparisons"], data["scalars"], draws=10_000, tune=2000, chains=4, cores=2, random_seed=7)
     summary = pairwise_summary(result.posterior)
     summary.to_csv(HERE / "pairwise_beta_latent_reference.csv", float_format="%.6g")
     print(summary)
@@ -107,7 +107,7 @@ def pairwise_reference() -> None:
 
 def ctt_reference() -> None:
     ratings, systems = ctt_reference_data()
-    result = fit_true_score_model(ratings, systems, draws=10_000, tune=2000, chains=4, random_seed=7)
+    result = fit_true_score(ratings, systems, draws=10_000, tune=2000, chains=4, random_seed=7)
     summary = posterior_summary(result.posterior, CTT_VARIABLES)
     summary.to_csv(HERE / "ctt_true_score_reference.csv", float_format="%.6g")
     print(summary)

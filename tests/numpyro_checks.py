@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from arviz import mcse
 
-from bayes_raters.ctt import fit_true_score_model
+from bayes_raters.ctt import fit_true_score
 from bayes_raters.irt import fit_irt, simulate_responses
 
 SETTINGS = {"draws": 1000, "tune": 1000, "chains": 2}  # ESS >= 400 with margin
@@ -49,8 +49,8 @@ def check_true_score_model_matches_pymc() -> None:
     data = simulate_dataset(600, raters_per_category=2, systems_per_category=1, random_seed=12)
     ratings = double_scored_subset(data, ("h_5", "h_6"), 300, random_seed=13)
     systems = system_scores_to_long(data, ["sys_3"])
-    jax_fit = fit_true_score_model(ratings, systems, nuts_sampler="numpyro", random_seed=4, **SETTINGS)
-    pymc_fit = fit_true_score_model(ratings, systems, nuts_sampler="pymc", random_seed=4, **SETTINGS)
+    jax_fit = fit_true_score(ratings, systems, nuts_sampler="numpyro", random_seed=4, **SETTINGS)
+    pymc_fit = fit_true_score(ratings, systems, nuts_sampler="pymc", random_seed=4, **SETTINGS)
     assert bool(jax_fit.convergence_table()["converged"].all())
     _agree(jax_fit.posterior, pymc_fit.posterior, "prmse")
 

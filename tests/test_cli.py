@@ -146,7 +146,7 @@ def test_bayes_flag_adds_posterior_keys(long_files, capsys, monkeypatch):
 
 
 def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypatch):
-    """The flags reach fit_true_score_model (the ordinal fit itself is tested in
+    """The flags reach fit_true_score (the ordinal fit itself is tested in
     tests/test_ctt_ordinal.py, and from the command line in full by the README's line in
     `make validate`: 131 s here was the suite's fifth-longest test)."""
     import bayes_raters.ctt.posterior as posterior
@@ -163,7 +163,7 @@ def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypat
         seen.append(kwargs)
         raise KeyboardInterrupt  # stop before sampling
 
-    monkeypatch.setattr(posterior, "fit_true_score_model", spy)
+    monkeypatch.setattr(posterior, "fit_true_score", spy)
     low, high = ratings["value"].min(), ratings["value"].max()
     with pytest.raises(KeyboardInterrupt):
         main([*base, "--score-range", str(low), str(high), "--draws", "1000"])

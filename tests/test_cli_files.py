@@ -133,7 +133,7 @@ def test_progress_goes_to_stderr(capsys):
 
 def test_pairwise_command_bayes_and_online(tmp_path, capsys):
     """The example comparisons (8 systems, quality rising from sys_A to sys_H) with their own
-    column names: the Bayesian fit (through fit_pairwise_model's item_a=/item_b=/outcome=)
+    column names: the Bayesian fit (through fit_pairwise's item_a=/item_b=/outcome=)
     and TrueSkill on the aggregated file both recover the order; strict JSON with convergence."""
     from scipy import stats
 
@@ -180,11 +180,11 @@ def test_pairwise_plan_options_are_checked_before_the_fit(tmp_path, capsys, flag
 
 def test_pairwise_column_keywords_name_missing_columns():
     from bayes_raters.errors import InvalidInputError
-    from bayes_raters.pairwise import fit_pairwise_model
+    from bayes_raters.pairwise import fit_pairwise
 
     table = pd.DataFrame({"first": ["a", "b"], "second": ["b", "c"], "result": ["win", "loss"]})
     with pytest.raises(InvalidInputError, match=r"no column named by item_b='other'"):
-        fit_pairwise_model(table, item_a="first", item_b="other", outcome="result")
+        fit_pairwise(table, item_a="first", item_b="other", outcome="result")
 
 
 def test_pairwise_ties_no_on_tied_data_advises_the_flag(tmp_path, capsys):

@@ -22,7 +22,7 @@ from bayes_raters.ctt import (
     TrueScoreResult,
     build_true_score_model,
     double_scored_subset,
-    fit_true_score_model,
+    fit_true_score,
     simulate_dataset,
     system_scores_to_long,
 )
@@ -63,7 +63,7 @@ def agreement_case(computed_once):
         data = simulate_dataset(5000, raters_per_category=2, systems_per_category=1, random_seed=11)
         ratings = double_scored_subset(data, ("h_5", "h_6"), 1000, random_seed=12)
         systems = system_scores_to_long(data, ["sys_3", "sys_4"])  # medium, high
-        result = fit_true_score_model(ratings, systems, random_seed=13, **FIT)
+        result = fit_true_score(ratings, systems, random_seed=13, **FIT)
         return data, ratings, systems, result
 
     return computed_once("ctt_agreement_case", compute)
@@ -210,7 +210,7 @@ def test_save_and_load_round_trip_losslessly(agreement_case, tmp_path):
 
 def test_recovers_sigma_e_sigma_t_and_finite_sample_prmse():
     ratings, systems, true = _normal_data(21, n=800, sds=np.full(8, 0.5), sigma_t=0.7)
-    result = fit_true_score_model(ratings, systems, random_seed=22, **FIT)
+    result = fit_true_score(ratings, systems, random_seed=22, **FIT)
     posterior = result.posterior.sel(system="m")
     for name, value in (("sigma_e", 0.5), ("sigma_T", 0.7)):
         low, high = np.quantile(posterior[name].values, [0.05, 0.95])
@@ -230,7 +230,7 @@ def test_small_low_agreement_sample_stays_in_unit_interval():
         systems = system_scores_to_long(data, ["sys_4"])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SmallSampleWarning)
-            result = fit_true_score_model(ratings, systems, random_seed=seed, **FIT_LONG)
+            result = fit_true_score(ratings, systems, random_seed=seed, **FIT_LONG)
         outside += any(issubclass(w.category, SmallSampleWarning) for w in caught)
         row = result.prmse_table(0.9).loc["sys_4"]
         assert 0 <= row["lower"] <= row["mean"] <= row["upper"] <= 1
@@ -240,8 +240,8 @@ def test_small_low_agreement_sample_stays_in_unit_interval():
 def test_known_error_variance_allows_single_scored_data():
     ratings, systems, true = _normal_data(5, n=400, per_response=1)
     with pytest.raises(InsufficientDataError, match="error_variance"):
-        fit_true_score_model(ratings, systems, random_seed=1, **FIT)
-    result = fit_true_score_model(ratings, systems, error_variance=0.25, random_seed=1, **FIT)
+        fit_true_score(ratings, systems, random_seed=1, **FIT)
+    result = fit_true_score(ratings, systems, error_variance=0.25, random_seed=1, **FIT)
     assert np.all(result.posterior["sigma_e"].values == 0.5)
     row = result.prmse_table().loc["m"]
     assert row["lower"] < _finite_prmse(systems["score"].to_numpy(), true) < row["upper"]
@@ -254,7 +254,7 @@ def test_rater_effects_recover_a_planted_severity():
     offsets = np.zeros(8)
     offsets[0] = 0.5
     ratings, systems, _ = _normal_data(31, n=600, offsets=offsets)
-    result = fit_true_score_model(ratings, systems, rater_effects=True, random_seed=32, **FIT)
+    result = fit_true_score(ratings, systems, rater_effects=True, random_seed=32, **FIT)
     offset = result.posterior["rater_offset"].sel(system="m")
     planted = pd.Series(offsets - offsets.mean(), index=[f"r{k}" for k in range(8)])
     low, high = offset.quantile([0.005, 0.995], ("chain", "draw"))
@@ -270,7 +270,7 @@ def test_rater_specific_error_sd_recovers_planted_sds():
     sds = np.full(8, 0.5)
     sds[1], sds[2] = 0.2, 1.0
     ratings, systems, _ = _normal_data(41, n=800, sds=sds)
-    result = fit_true_score_model(ratings, systems, rater_error="rater", random_seed=42, **FIT_LONG)
+    result = fit_true_score(ratings, systems, rater_error="rater", random_seed=42, **FIT_LONG)
     sd = result.posterior["sigma_rater"].sel(system="m")
     low, high = sd.quantile([0.01, 0.99], ("chain", "draw"))  # three raters checked at once
     for k in (1, 2, 5):
@@ -285,8 +285,8 @@ def test_joint_model_recovers_each_system_more_precisely_than_separate_fits():
     rng = np.random.default_rng(52)
     second = systems.assign(system="m2", score=true + rng.normal(0, 0.5, len(true)))
     both = pd.concat([systems, second], ignore_index=True)
-    joint = fit_true_score_model(ratings, both, joint=True, random_seed=1, **FIT)
-    separate = fit_true_score_model(ratings, both, random_seed=1, **FIT)
+    joint = fit_true_score(ratings, both, joint=True, random_seed=1, **FIT)
+    separate = fit_true_score(ratings, both, random_seed=1, **FIT)
     assert list(joint.reports) == ["joint"] and set(separate.reports) == {"m", "m2"}
     joint_table, separate_table = joint.prmse_table(0.95), separate.prmse_table(0.95)
     for name, frame in both.groupby("system"):
@@ -303,7 +303,7 @@ def test_ordinal_observation_recovers_the_latent_scale():
     data = simulate_dataset(300, raters_per_category=2, systems_per_category=1, random_seed=61)
     ratings = double_scored_subset(data, ("h_3", "h_4"), 300, random_seed=62)  # 'moderate': sd 0.60
     systems = system_scores_to_long(data, ["sys_4"])
-    result = fit_true_score_model(
+    result = fit_true_score(
         ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=63, **ORDINAL_FIT
     )
     posterior = result.posterior.sel(system="sys_4")
@@ -340,7 +340,7 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(InvalidInputError, match="joint=True"):
         build_true_score_model(ratings, two)
     with pytest.raises(InvalidInputError, match="missing column"):
-        fit_true_score_model(ratings.drop(columns="rater"), systems, random_seed=1)
+        fit_true_score(ratings.drop(columns="rater"), systems, random_seed=1)
 
 
 def test_rater_with_one_rating_warns_under_rater_options():
@@ -355,17 +355,17 @@ def test_rater_with_one_rating_warns_under_rater_options():
 def test_too_short_chains_warn_loudly():
     ratings, systems, _ = _normal_data(9, n=100)
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        result = fit_true_score_model(ratings, systems, random_seed=1, draws=30, tune=30, nuts_sampler="pymc")
+        result = fit_true_score(ratings, systems, random_seed=1, draws=30, tune=30, nuts_sampler="pymc")
     assert not result.prmse_table()["converged"].any()
     assert not result.convergence_table()["converged"].any()
 
 
 def test_same_seed_same_draws_bit_for_bit():
     ratings, systems, _ = _normal_data(10, n=150)
-    first = fit_true_score_model(ratings, systems, random_seed=5, **FIT)
-    second = fit_true_score_model(ratings, systems, random_seed=5, **FIT)
+    first = fit_true_score(ratings, systems, random_seed=5, **FIT)
+    second = fit_true_score(ratings, systems, random_seed=5, **FIT)
     xr.testing.assert_equal(first.posterior, second.posterior)  # values; attrs hold timestamps
-    third = fit_true_score_model(ratings, systems, random_seed=6, **FIT)
+    third = fit_true_score(ratings, systems, random_seed=6, **FIT)
     assert not third.posterior["prmse"].equals(first.posterior["prmse"])
 
 
@@ -413,7 +413,7 @@ def test_estimated_cutpoints_recover_uneven_planted_cutpoints():
             rows.append((i, rater, 1.0 + np.searchsorted(planted, latent)))
     ratings = pd.DataFrame(rows, columns=["response", "rater", "score"])
     systems = pd.DataFrame({"response": np.arange(n), "system": "m", "score": true + rng.normal(0, 0.4, n)})
-    result = fit_true_score_model(
+    result = fit_true_score(
         ratings, systems, observation="ordinal", score_range=(1, 6), cutpoints="estimated",
         random_seed=72, **ORDINAL_FIT,
     )

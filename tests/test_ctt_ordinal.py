@@ -119,11 +119,11 @@ def test_identical_responses_share_a_unit():
 
 def test_jax_samplers_are_refused_with_advice():
     ratings, system = _data(5)
-    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.ctt import fit_true_score
     from bayes_raters.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="nuts_sampler='nutpie'"):
-        fit_true_score_model(ratings, system, observation="ordinal", score_range=(1, 6), nuts_sampler="numpyro")
+        fit_true_score(ratings, system, observation="ordinal", score_range=(1, 6), nuts_sampler="numpyro")
 
 
 def _many(n: int, rater_sd: float, system_sd: float, seed: int = 5):
@@ -194,14 +194,14 @@ def test_default_sampler_is_nutpie_and_repeats_its_draws():
     min bulk ESS 1,929-2,480, tail 1,188-1,246."""
     import warnings
 
-    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.ctt import fit_true_score
     from bayes_raters.errors import ConvergenceWarning
 
     ratings, system = _many(2000, 0.5, 0.5, seed=8)
     settings = {"observation": "ordinal", "score_range": (1, 6), "random_seed": 7, "draws": 100, "tune": 100}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # 100 draws: enough to compare, not to converge
-        short = [fit_true_score_model(ratings, system, cores=c, **settings) for c in (1, 2)]
+        short = [fit_true_score(ratings, system, cores=c, **settings) for c in (1, 2)]
     assert short[0].posterior.attrs["nuts_sampler"] == "nutpie"
     for name in ("prmse", "sigma_e", "mu"):
         np.testing.assert_array_equal(short[0].posterior[name].values, short[1].posterior[name].values)

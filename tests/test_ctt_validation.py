@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_raters.ctt import double_scored_subset, fit_true_score_model, simulate_dataset, system_scores_to_long
+from bayes_raters.ctt import double_scored_subset, fit_true_score, simulate_dataset, system_scores_to_long
 
 pytestmark = pytest.mark.slow
 N_DATASETS = 30
@@ -21,7 +21,7 @@ def _one_dataset(seed: int) -> list[dict]:
     data = simulate_dataset(5000, raters_per_category=2, systems_per_category=1, random_seed=seed)
     ratings = double_scored_subset(data, ("h_5", "h_6"), 1000, random_seed=seed + 10_000)
     systems = system_scores_to_long(data, ["sys_3", "sys_4"])
-    table = fit_true_score_model(ratings, systems, random_seed=seed, nuts_sampler="pymc").prmse_table(0.9)
+    table = fit_true_score(ratings, systems, random_seed=seed, nuts_sampler="pymc").prmse_table(0.9)
     true = data["true_score"].values
     rows = []
     for system, row in table.iterrows():

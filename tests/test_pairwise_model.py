@@ -20,7 +20,7 @@ from bayes_raters.agreement import eta_squared, kendalls_w
 from bayes_raters.errors import BayesRatersError, ConvergenceWarning, InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.pairwise import (
     PairwiseResult,
-    fit_pairwise_model,
+    fit_pairwise,
     latent_values,
     neighbour_pairs,
     outcome_probabilities,
@@ -228,7 +228,7 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
     truth = latent_values(30, "uniform", random_seed=1)
     sim = simulate_judgements(truth, n_comparisons=600, lam=8.0, epsilon=0.5, random_seed=2)
     assert (sim["comparisons"]["outcome"] == "tie").sum() > 30
-    result = fit_pairwise_model(sim["comparisons"], random_seed=3, **FIT)
+    result = fit_pairwise(sim["comparisons"], random_seed=3, **FIT)
     table = result.item_table(ci_prob=0.9)
     assert stats.spearmanr(table["mean"], truth.reindex(table.index)).statistic >= 0.9
     parameters = result.parameter_table(ci_prob=0.9)
@@ -251,7 +251,7 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
 def test_items_near_the_upper_bound_stay_there():
     truth = latent_values(15, "upper", random_seed=7)
     sim = simulate_judgements(truth, n_comparisons=100, n_scalars=60, random_seed=8)
-    result = fit_pairwise_model(sim["comparisons"], sim["scalars"], random_seed=9, **FIT)
+    result = fit_pairwise(sim["comparisons"], sim["scalars"], random_seed=9, **FIT)
     table = result.item_table()
     assert truth.mean() > 0.85
     assert abs(table["mean"].mean() - truth.mean()) < 0.05
@@ -265,7 +265,7 @@ def test_system_layer_groups_items(mixed, tmp_path):
     # model needs ~100 leapfrog steps per draw; 4 x (1000 + 1000) took 218 s in the suite).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = fit_pairwise_model(sim["comparisons"], sim["scalars"], sim["strengths"], systems=systems, random_seed=4,
+        result = fit_pairwise(sim["comparisons"], sim["scalars"], sim["strengths"], systems=systems, random_seed=4,
                                     draws=200, tune=200, chains=2, cores=1, nuts_sampler="pymc")
     table = result.system_table()
     assert set(table.index) == {"sys_A", "sys_B"} and table["n_items"].sum() == 12

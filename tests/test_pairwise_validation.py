@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayes_raters.pairwise import fit_pairwise_model, latent_values, neighbour_pairs, simulate_judgements
+from bayes_raters.pairwise import fit_pairwise, latent_values, neighbour_pairs, simulate_judgements
 
 pytestmark = pytest.mark.slow
 FIT = {"draws": 1000, "tune": 1000, "chains": 4, "cores": 2, "nuts_sampler": "pymc"}
@@ -16,7 +16,7 @@ FIT = {"draws": 1000, "tune": 1000, "chains": 4, "cores": 2, "nuts_sampler": "py
 def test_recovery_100_items_2000_outcomes_with_ties():
     truth = latent_values(100, "uniform", random_seed=1)
     sim = simulate_judgements(truth, n_comparisons=2000, lam=8.0, epsilon=0.5, random_seed=2)
-    result = fit_pairwise_model(sim["comparisons"], random_seed=3, **FIT)
+    result = fit_pairwise(sim["comparisons"], random_seed=3, **FIT)
     table = result.item_table(ci_prob=0.9)
     true = truth.reindex(table.index)
     rho = stats.spearmanr(table["mean"], true).statistic
@@ -61,7 +61,7 @@ def _same_budget_accuracy(truth, *, lam, phi, sigma_bias, n_annotators, budget=6
             second = simulate_judgements(truth, pairs=pairs, **common, random_seed=seed + 400)["comparisons"]
             designs["staged"] = (second, first)
         for name, (comparisons, scalars) in designs.items():
-            result = fit_pairwise_model(comparisons, scalars, random_seed=seed, **fit)
+            result = fit_pairwise(comparisons, scalars, random_seed=seed, **fit)
             scores.setdefault(name, []).append(_accuracy(result, truth))
     return pd.DataFrame({name: pd.DataFrame(rows).mean() for name, rows in scores.items()}).T
 
@@ -83,7 +83,7 @@ def test_mixed_data_beats_either_source_when_sliders_carry_annotator_offsets():
     pairwise 0.0570 / 0.9825 / 0.9856, sliders 0.0706 / 0.9815 / 0.9810,
     random mix 0.0630 / 0.9797 / 0.9823, staged mix 0.0493 / 0.9890 / 0.9895."""
     truth = latent_values(60, "uniform", random_seed=11)
-    # 0.95 for every design, the pairwise-only fits too (fit_pairwise_model's default is 0.95
+    # 0.95 for every design, the pairwise-only fits too (fit_pairwise's default is 0.95
     # only when it estimates slider biases; 0.9 left 4 divergent transitions in one of six
     # slider fits, 0.95 none).
     # 2,000 draws per chain: with 1,000 one of the 20 fits ended at bulk ESS 312 < 400 once

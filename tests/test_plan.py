@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_raters.ctt import fit_true_score_model
+from bayes_raters.ctt import fit_true_score
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.plan import plan_double_scoring
 from bayes_raters.plan_check import realised_width, simulate_evaluation
@@ -21,7 +21,7 @@ from bayes_raters.plan_check import realised_width, simulate_evaluation
 @pytest.fixture(scope="module")
 def pilot():
     ratings, systems = simulate_evaluation(400, 100, seed=1)
-    return (ratings, systems), fit_true_score_model(ratings, systems, random_seed=1, progressbar=False)
+    return (ratings, systems), fit_true_score(ratings, systems, random_seed=1, progressbar=False)
 
 
 def test_plan_table_shrinks_with_more_double_scoring(pilot):

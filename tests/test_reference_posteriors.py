@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_raters.ctt import fit_true_score_model
+from bayes_raters.ctt import fit_true_score
 from bayes_raters.irt import fit_irt
-from bayes_raters.pairwise import fit_pairwise_model
+from bayes_raters.pairwise import fit_pairwise
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 _spec = importlib.util.spec_from_file_location("model_reference", MODELS / "reference.py")
@@ -33,7 +33,7 @@ def test_ctt_true_score_short_run_matches_reference():
     stored = pd.read_csv(MODELS / "ctt_true_score_reference.csv", index_col="variable")
     assert list(stored.index) == reference.CTT_VARIABLES
     ratings, systems = reference.ctt_reference_data()
-    result = fit_true_score_model(ratings, systems, draws=1000, tune=1000, chains=2, random_seed=1, nuts_sampler="pymc")
+    result = fit_true_score(ratings, systems, draws=1000, tune=1000, chains=2, random_seed=1, nuts_sampler="pymc")
     short = reference.posterior_summary(result.posterior, reference.CTT_VARIABLES)
     _assert_matches(short, stored)
 
@@ -54,7 +54,7 @@ def test_pairwise_beta_latent_short_run_matches_reference():
     stored = pd.read_csv(MODELS / "pairwise_beta_latent_reference.csv", index_col="variable")
     assert len(stored) == 20 + 3
     data = reference.pairwise_reference_data()
-    result = fit_pairwise_model(data["comparisons"], data["scalars"], draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
+    result = fit_pairwise(data["comparisons"], data["scalars"], draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
     short = reference.pairwise_summary(result.posterior)
     assert list(short.index) == list(stored.index)
     _assert_matches(short, stored)

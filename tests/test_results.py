@@ -15,7 +15,7 @@ import xarray as xr
 
 from bayes_raters.ctt import protocol
 from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, validate_true_score_inputs
-from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score_model
+from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous
 from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
@@ -23,7 +23,7 @@ from bayes_raters.irt.facets_simulate import simulate_facet_ratings
 from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous_fit import PolytomousResult
 from bayes_raters.irt.simulate import simulate_factor_answers, simulate_ratings
-from bayes_raters.pairwise import PairwiseResult, fit_pairwise_model
+from bayes_raters.pairwise import PairwiseResult, fit_pairwise
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport
 from bayes_raters.sbc_models import simulate_irt, simulate_pairwise, simulate_true_score
@@ -35,7 +35,7 @@ STANDARD_GROUPS = {"posterior", "sample_stats", "observed_data", "constant_data"
 
 def _true_score_result():
     _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
-    return fit_true_score_model(ratings, systems, random_seed=5, **SMALL)
+    return fit_true_score(ratings, systems, random_seed=5, **SMALL)
 
 
 def _irt_result():
@@ -48,7 +48,7 @@ def _pairwise_result():
     """Outcomes and slider values (the censored-beta CustomDist), one anonymous annotator."""
     _, (comparisons, _, _) = simulate_pairwise(np.random.default_rng(13), "outcomes")
     _, (_, scalars, _) = simulate_pairwise(np.random.default_rng(14), "mixed")
-    return fit_pairwise_model(comparisons.head(150), scalars.drop(columns="annotator"), annotator=None, random_seed=5, **SMALL)
+    return fit_pairwise(comparisons.head(150), scalars.drop(columns="annotator"), annotator=None, random_seed=5, **SMALL)
 
 
 def _polytomous_result():
@@ -224,7 +224,7 @@ def test_fit_tree_selects_integer_system_ids(tmp_path):
     scores = pd.concat([systems.assign(system=7), systems.iloc[:40].assign(system=11, score=true[:40] + rng.normal(0, 0.7, 40))])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = fit_true_score_model(ratings, scores, random_seed=5, draws=100, tune=200, chains=2)
+        result = fit_true_score(ratings, scores, random_seed=5, draws=100, tune=200, chains=2)
     assert list(result.idata["sample_stats"]["system"].values) == [7, 11]  # not '7', '11' (fit_tree's KeyError)
     with pytest.raises(InvalidInputError, match="one fit per system"):  # separate models: no pooled LOO
         result.loo()
@@ -280,3 +280,20 @@ def test_table_sds_are_the_sample_sd_that_arviz_reports():
     table = interval_table(tree["posterior"]["x"], 0.9, ("k",))
     np.testing.assert_allclose(table["sd"].to_numpy(), az.summary(tree, var_names=["x"])["sd"].to_numpy(), rtol=1e-3)
     assert not np.allclose(table["sd"].to_numpy(), values.reshape(10, 3).std(axis=0, ddof=0), rtol=1e-3)
+
+
+@pytest.mark.parametrize(("module", "old", "new"), [
+    ("bayes_raters.ctt.posterior", "fit_true_score_model", "fit_true_score"),
+    ("bayes_raters.pairwise.fit", "fit_pairwise_model", "fit_pairwise"),
+])
+def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch, module, old, new):
+    """Every family's fit is ``fit_<family>``; the two earlier names stay as aliases that warn
+    and pass their arguments on unchanged."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    seen = {}
+    monkeypatch.setattr(mod, new, lambda *args, **kwargs: seen.update(args=args, kwargs=kwargs) or "result")
+    with pytest.warns(DeprecationWarning, match=f"{old} is now {new}"):
+        assert getattr(mod, old)("ratings", system_scores="scores", random_seed=3) == "result"
+    assert seen == {"args": ("ratings",), "kwargs": {"system_scores": "scores", "random_seed": 3}}

@@ -98,9 +98,9 @@ def test_progressbar_defaults_to_interactive_sessions_and_reaches_the_sampler(mo
     """progressbar=None shows PyMC's bar in a terminal or notebook only; an explicit value or
     BAYES_RATERS_PROGRESSBAR wins; every fit function passes it on to pm.sample."""
     from bayes_raters import sampling
-    from bayes_raters.ctt import fit_true_score_model
+    from bayes_raters.ctt import fit_true_score
     from bayes_raters.irt import fit_irt
-    from bayes_raters.pairwise import fit_pairwise_model
+    from bayes_raters.pairwise import fit_pairwise
 
     monkeypatch.delenv("BAYES_RATERS_PROGRESSBAR", raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
@@ -126,9 +126,9 @@ def test_progressbar_defaults_to_interactive_sessions_and_reaches_the_sampler(mo
     answers = pd.DataFrame({"respondent": np.repeat(np.arange(20), 2), "item": ["x", "y"] * 20, "correct": np.tile([0, 1, 1, 0], 10)})
     comparisons = pd.DataFrame({"item_a": ["p", "q", "r"], "item_b": ["q", "r", "p"], "outcome": ["win", "loss", "tie"]})
     for fit in (
-        lambda: fit_true_score_model(ratings, systems, progressbar=True),
+        lambda: fit_true_score(ratings, systems, progressbar=True),
         lambda: fit_irt(answers, "1pl", progressbar=True, inference="nuts"),  # the Laplace draws have no bar
-        lambda: fit_pairwise_model(comparisons, progressbar=True),
+        lambda: fit_pairwise(comparisons, progressbar=True),
     ):
         with pytest.raises(Stop):
             fit()

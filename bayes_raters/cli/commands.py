@@ -119,10 +119,10 @@ def prmse_frame(args: argparse.Namespace) -> pd.DataFrame:
         return table
     if args.observation == "ordinal" and score_range is None:
         raise InvalidInputError("--observation ordinal needs the declared scale: add --score-range LOW HIGH (e.g. 1 6).")
-    from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC: only when asked
+    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC: only when asked
 
     with progress_on_stderr():
-        result = fit_true_score_model(
+        result = fit_true_score(
             ratings, systems, error_variance=args.error_variance, observation=args.observation, score_range=score_range,
             draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed, progressbar=progressbar(args),
         )

@@ -18,7 +18,7 @@ READING = (
 
 def demo(args: argparse.Namespace) -> Output:
     from bayes_raters.agreement import r2_score
-    from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC
+    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC
     from bayes_raters.ctt.simulate import double_scored_subset, simulate_dataset, system_scores_to_long
 
     seed = args.seed
@@ -32,7 +32,7 @@ def demo(args: argparse.Namespace) -> Output:
     )
     print(header, flush=True)
     with progress_on_stderr():
-        result = fit_true_score_model(ratings, system_scores_to_long(data), random_seed=seed, progressbar=progressbar(args))
+        result = fit_true_score(ratings, system_scores_to_long(data), random_seed=seed, progressbar=progressbar(args))
     table = result.prmse_table(ci_prob=0.9).rename(columns={"mean": "posterior", "lower": "lower_90", "upper": "upper_90"})
     first_rater = data["rating"].sel(rater=pair[0])
     table.insert(0, "category", data["system_category"].to_series())

@@ -104,10 +104,10 @@ def pairwise(args: argparse.Namespace) -> Output:
     check_plan_options(args)
     table = read_table(args.comparisons, args)
     if args.method == "bayes":
-        from bayes_raters.pairwise import fit_pairwise_model  # imports PyMC: only when asked
+        from bayes_raters.pairwise import fit_pairwise  # imports PyMC: only when asked
 
         with progress_on_stderr():
-            result = fit_pairwise_model(
+            result = fit_pairwise(
                 table, item_a=args.item_a_column, item_b=args.item_b_column, outcome=args.outcome_column,
                 annotator=args.annotator_column, count=args.count_column, draws=args.draws, tune=args.tune,
                 chains=args.chains, random_seed=args.seed, progressbar=progressbar(args),

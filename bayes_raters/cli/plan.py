@@ -58,11 +58,11 @@ def plan(args: argparse.Namespace) -> Output:
     systems_table = read_table(args.systems, args) if args.systems else None
     ratings = _ratings(args, ratings_table, None)
     systems = _systems(args, systems_table, ratings_table, ratings)
-    from bayes_raters.ctt.posterior import fit_true_score_model  # imports PyMC: only when asked
+    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC: only when asked
     from bayes_raters.plan import plan_double_scoring
 
     with progress_on_stderr():
-        result = fit_true_score_model(ratings, systems, draws=args.draws, tune=args.tune, chains=args.chains,
+        result = fit_true_score(ratings, systems, draws=args.draws, tune=args.tune, chains=args.chains,
                                       random_seed=args.seed, progressbar=progressbar(args))
     table = plan_double_scoring(result, sorted(set(args.extra)), args.extra_single, ci_prob=args.ci,
                                 threshold=args.threshold, random_seed=args.seed)

@@ -36,6 +36,7 @@ _LAZY = {
     "TrueScoreSpec": "bayes_raters.ctt.model",
     "build_true_score_model": "bayes_raters.ctt.model",
     "TrueScoreResult": "bayes_raters.ctt.posterior",
+    "fit_true_score": "bayes_raters.ctt.posterior",
     "fit_true_score_model": "bayes_raters.ctt.posterior",
 }
 __all__ += list(_LAZY)

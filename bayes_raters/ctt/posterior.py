@@ -1,6 +1,6 @@
 """Fit the true-score model and read PRMSE from its posterior, beside the closed form.
 
-``fit_true_score_model`` fits one model per system (default, like the closed form) or
+``fit_true_score`` fits one model per system (default, like the closed form) or
 one joint model, and returns a :class:`TrueScoreResult`: the draws as an
 ``xarray.DataTree`` with a ``system`` dimension, the closed-form table for the same
 data, and the convergence of every fit.
@@ -31,7 +31,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
-from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, worst_report
+from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, renamed, worst_report
 from bayes_raters.sampling import (
     ConvergenceReport,
     derived_rng,
@@ -49,7 +49,7 @@ QUANTITIES = {  # posterior variable -> closed-form column
 _NOT_STORED = {"true_score_mean", "true_score_sd"}  # O(N) per draw; computed on demand
 
 
-#: Mass-matrix adaptation of the ordinal model, per sampler (see fit_true_score_model).
+#: Mass-matrix adaptation of the ordinal model, per sampler (see fit_true_score).
 ORDINAL_ADAPTATION = {"pymc": {"init": "jitter+adapt_full"}, "nutpie": {"adaptation": "low_rank"}}
 
 
@@ -275,7 +275,7 @@ def warn_if_rounding_dominates(rated: pd.DataFrame, min_double_scored: int = 30)
     return pooled
 
 
-def fit_true_score_model(
+def fit_true_score(
     ratings: pd.DataFrame,
     system_scores: pd.DataFrame,
     *,
@@ -381,3 +381,6 @@ def fit_true_score_model(
     )
     idata.attrs["model"] = "bayes_raters true-score model with rater error"
     return TrueScoreResult(idata=idata, spec=spec, reports=reports)
+
+
+fit_true_score_model = renamed(fit_true_score, "fit_true_score_model")

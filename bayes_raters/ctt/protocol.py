@@ -230,7 +230,7 @@ class TrueScoreGroups:
         systems = [] if self.spec.joint else list(self.posterior["system"].values)
         if system is None and len(systems) > 1:
             raise InvalidInputError(f"one fit per system: result.loo(system=...) with one of {systems}, "
-                                    "az.compare({name: r.fit_tree(system) ...}), or fit_true_score_model(..., joint=True).")
+                                    "az.compare({name: r.fit_tree(system) ...}), or fit_true_score(..., joint=True).")
         return self.fit_tree(system)
 
     def loo(self, system=None):

@@ -213,7 +213,7 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
     """Experiment 6, one fit: the posterior PRMSE of the system on the double-scored-only
     sample of one pair, beside the closed form and the PRMSE against the simulated true
     scores of the same responses: 1 - sum (M - T)^2 / sum (T - mean T)^2."""
-    from bayes_raters.ctt.posterior import fit_true_score_model
+    from bayes_raters.ctt.posterior import fit_true_score
 
     data = study_data(config)
     n_double = config.double_scored[size_index]
@@ -231,7 +231,7 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ordinal = {"observation": "ordinal", "score_range": config.score_range} if config.bayes_observation == "ordinal" else {}
-        result = fit_true_score_model(
+        result = fit_true_score(
             ratings, systems, draws=config.bayes_draws, tune=config.bayes_tune, chains=config.bayes_chains,
             random_seed=int(rng.integers(2**31)), cores=1, **ordinal,  # the pool runs fits in parallel
         )

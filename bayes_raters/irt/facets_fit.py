@@ -160,11 +160,11 @@ class FacetsResult(FitResult):
 
     def compare_with_true_score(self, true_score_result, system=None) -> pd.DataFrame:
         """``az.compare`` (LOO over responses) of this fit and an ordinal true-score fit
-        (:func:`bayes_raters.ctt.fit_true_score_model` with ``observation="ordinal"``) of the
+        (:func:`bayes_raters.ctt.fit_true_score` with ``observation="ordinal"``) of the
         same ratings and system scores. ``system`` picks the fit of a result with separate
         fits (default: its only one)."""
         if getattr(true_score_result, "spec", None) is None or true_score_result.spec.observation != "ordinal":
-            raise InvalidInputError("compare with a fit_true_score_model(..., observation='ordinal') result.")
+            raise InvalidInputError("compare with a fit_true_score(..., observation='ordinal') result.")
         if self.systems is None:
             raise InvalidInputError(
                 "the true-score model's likelihood holds the system scores too: refit with "

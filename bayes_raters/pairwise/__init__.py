@@ -4,13 +4,13 @@ Online methods (Sakaguchi & Van Durme 2018): :class:`TrueSkill`, :class:`Bounded
 (bounded ranking aggregation), :class:`EASL` and :class:`DirectAssessment`, with HIT
 selection by match quality; HIT conversion helpers; simulated annotators and the paper's
 efficiency experiment (:mod:`bayes_raters.pairwise.simulate`); the Bayesian beta-latent
-model (:func:`fit_pairwise_model`), second-stage pair designs (:func:`neighbour_pairs`) and the
+model (:func:`fit_pairwise`), second-stage pair designs (:func:`neighbour_pairs`) and the
 planner of further comparisons (:func:`plan_pairwise`, :func:`top_k_probability`,
 :func:`comparisons_to_stop`, :func:`plot_pairwise_plan`).
 """
 
 from bayes_raters.pairwise.design import neighbour_pairs
-from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise_model
+from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise, fit_pairwise_model
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
 from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, plot_pairwise_plan, top_k_probability
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
@@ -33,6 +33,7 @@ __all__ = [
     "SimulatedAnnotator",
     "TrueSkill",
     "comparisons_to_stop",
+    "fit_pairwise",
     "fit_pairwise_model",
     "hits_to_pairs",
     "hits_to_scalars",

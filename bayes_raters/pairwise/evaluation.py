@@ -139,7 +139,7 @@ def compare_rse_pje(
     signed-rank tests of the strengths (PJE) at ``alpha``, and (``fit``) the posterior
     criterion P(s_g > s_h) > ``posterior_threshold`` of the beta-latent model with systems as
     items (RSE: scores / 100 as scalar judgements; PJE: strengths), evaluators as annotators."""
-    from bayes_raters.pairwise.fit import fit_pairwise_model
+    from bayes_raters.pairwise.fit import fit_pairwise
 
     first_rse, first_pje = rse[rse["repeat"] == 0], pje[pje["repeat"] == 0]
     pje_scores = pje_system_scores(first_pje)
@@ -156,8 +156,8 @@ def compare_rse_pje(
         fit_kwargs = {"chains": 4, "cores": 2, **fit_kwargs}
         scalars = first_rse.rename(columns={"system": "item", "evaluator": "annotator"}).assign(value=first_rse["score"] / 100)
         strengths = first_pje.rename(columns={"system_a": "item_a", "system_b": "item_b", "evaluator": "annotator"})
-        fit_rse = fit_pairwise_model(scalars=scalars, random_seed=random_seed, **fit_kwargs)
-        fit_pje = fit_pairwise_model(strengths=strengths, strength_max=strength_max, random_seed=random_seed, **fit_kwargs)
+        fit_rse = fit_pairwise(scalars=scalars, random_seed=random_seed, **fit_kwargs)
+        fit_pje = fit_pairwise(strengths=strengths, strength_max=strength_max, random_seed=random_seed, **fit_kwargs)
         rows[f"pairs different: posterior P > {posterior_threshold}"] = (
             _significant_posterior(fit_rse, posterior_threshold),
             _significant_posterior(fit_pje, posterior_threshold),

@@ -18,7 +18,7 @@ from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
-from bayes_raters.results import SD_DDOF, FitResult
+from bayes_raters.results import SD_DDOF, FitResult, renamed
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 #: The model's observed variables, one per kind of judgement.
@@ -222,7 +222,7 @@ class PairwiseResult(FitResult):
         return table.head(n_pairs).reset_index(drop=True)
 
 
-def fit_pairwise_model(
+def fit_pairwise(
     comparisons: pd.DataFrame | None = None,
     scalars: pd.DataFrame | None = None,
     strengths: pd.DataFrame | None = None,
@@ -286,3 +286,6 @@ def fit_pairwise_model(
     )
     return PairwiseResult(idata, data, report, link, options)
 
+
+
+fit_pairwise_model = renamed(fit_pairwise, "fit_pairwise_model")

@@ -181,7 +181,7 @@ def plan_pairwise(
 ) -> pd.DataFrame:
     """Expected ranking measures after ``extra`` more comparisons, chosen in rounds of ``batch``
     by BALD (``next_pairs``, refitted between rounds) or at random, from a fitted
-    :func:`~bayes_raters.pairwise.fit_pairwise_model` result; module docstring for the method.
+    :func:`~bayes_raters.pairwise.fit_pairwise` result; module docstring for the method.
 
     Returns a tidy table, one row per (strategy, extra): ``spearman`` (expected Spearman
     correlation of the posterior mean ranking with the truth), ``rank_width`` (expected mean

@@ -13,7 +13,7 @@ from scipy import stats
 
 from bayes_raters.errors import ConvergenceWarning
 from bayes_raters.pairwise.design import random_pairs
-from bayes_raters.pairwise.fit import fit_pairwise_model
+from bayes_raters.pairwise.fit import fit_pairwise
 from bayes_raters.pairwise.plan import ability_draws, plan_pairwise, ranking_measures
 from bayes_raters.pairwise.simulate import latent_values, simulate_judgements
 
@@ -31,7 +31,7 @@ def refit(comparisons: pd.DataFrame, seed: int):
     in 81%, at most 1.054); each realised row records the fit's max R-hat and min bulk ESS."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit_pairwise_model(comparisons, random_seed=seed, **REFIT)
+        return fit_pairwise(comparisons, random_seed=seed, **REFIT)
 
 
 def planted_truth(seed: int = TRUTH["seed"]) -> pd.Series:
