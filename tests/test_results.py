@@ -297,3 +297,14 @@ def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch,
     with pytest.warns(DeprecationWarning, match=f"{old} is now {new}"):
         assert getattr(mod, old)("ratings", system_scores="scores", random_seed=3) == "result"
     assert seen == {"args": ("ratings",), "kwargs": {"system_scores": "scores", "random_seed": 3}}
+
+
+def test_pairwise_model_method_is_now_pymc_model(monkeypatch):
+    """``PairwiseResult.pymc_model()`` rebuilds the PyMC model; the earlier ``model()`` warns and
+    returns the same."""
+    from bayes_raters.pairwise.fit import PairwiseResult
+
+    result = object.__new__(PairwiseResult)
+    monkeypatch.setattr(PairwiseResult, "pymc_model", lambda self: "the model")
+    with pytest.warns(DeprecationWarning, match="pymc_model"):
+        assert result.model() == "the model"

@@ -4,6 +4,7 @@ distributions, system-level values, forest plot, and the next pairs to annotate.
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,18 +53,24 @@ class PairwiseResult(FitResult):
         judged = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
         return f"{len(self.data.items)} items, {judged}"
 
-    def model(self):
-        """The PyMC model of this fit, rebuilt from the stored judgements and options."""
+    def pymc_model(self) -> pm.Model:
+        """The PyMC model of this fit, rebuilt from the stored judgements and options (not sampled)."""
         return build_pairwise_model(self.data, link=self.link, **self.model_options)
+
+    def model(self) -> pm.Model:
+        """The earlier name of :meth:`pymc_model` (on the other results ``model`` names the model,
+        e.g. ``"2pl"``); warns with a :class:`DeprecationWarning`."""
+        warnings.warn("PairwiseResult.model() is now pymc_model(); the old name will be removed.", DeprecationWarning, stacklevel=2)
+        return self.pymc_model()
 
     def _log_likelihood(self) -> xr.Dataset:
         """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
         with quiet_pymc():
-            return pm.compute_log_likelihood(self.idata, model=self.model(), extend_inferencedata=False, progressbar=False)
+            return pm.compute_log_likelihood(self.idata, model=self.pymc_model(), extend_inferencedata=False, progressbar=False)
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated judgements from the model (``pm.sample_posterior_predictive``)."""
-        model = self.model()
+        model = self.pymc_model()
         names = [name for name in OBSERVED if name in model.named_vars]
         with quiet_pymc():
             replicated = pm.sample_posterior_predictive(
