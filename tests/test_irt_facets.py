@@ -181,8 +181,10 @@ def test_fit_recovers_severities_and_flags_the_erratic_rater(erratic_fit):
     inside = (table["severity_lower"] <= truth["severity"]) & (truth["severity"] <= table["severity_upper"])
     assert inside.sum() >= 7  # 95% intervals; binomial(8, 0.95) gives >= 7 with probability 0.94
     assert np.corrcoef(table["severity_mean"], truth["severity"])[0, 1] > 0.9
-    assert list(table.index[table["flag"] == "erratic"]) == ["r0"]
-    assert not table["contradicts_slope"].any() and (table["reasons"] == "").all()  # erratic is not reversed
+    assert list(table.index[table["reasons"].str.contains("erratic")]) == ["r0"]
+    assert list(table.index[table["flagged"]]) == ["r0"] and "severity_direction" in table
+    assert not table["contradicts_slope"].any() and table.loc["r0", "reasons"] == "erratic"  # erratic, not reversed
+    assert (table["reasons"].drop("r0") == "").all()
     assert table.loc["r0", "rest_corr"] < table["rest_corr"].drop("r0").min()
     assert table.loc["r0", "a_upper"] < table["a_lower"].drop("r0").min()
     thetas = result.response_table()

@@ -11,7 +11,7 @@ consistency rule matters most: with ``a_r`` free the model absorbs an erratic ra
 its mean squares stay near 1 (1.10 for a planted a = 0.25 among raters near 1.2). The 0.6 and
 0.9 were set on one simulation (600 responses, 10 raters, seed 1: planted erratic rater's
 probability 0.98, the least consistent ordinary rater 0.30); ``make validate`` counts how often
-the planted rater and any other rater are flagged over fresh replications. ``severe`` / ``lenient`` (column ``severity_flag``) when the
+the planted rater and any other rater are flagged over fresh replications. ``severe`` / ``lenient`` (column ``severity_direction``, a description) when the
 ``ci_prob`` interval of the severity excludes 0: a description, since the model adjusts for it.
 """
 
@@ -100,9 +100,11 @@ class FacetsResult(FitResult):
         """One row per rater: number of ratings, mean score, severity and consistency ``a``
         (mean, ``ci_prob`` interval), ``p_inconsistent`` (module docstring), infit and
         outfit mean squares (posterior mean and interval, from about ``n_draws`` draws), worst
-        R-hat and bulk ESS of its parameters, ``flag`` and ``severity_flag`` (module docstring),
-        the rater-rest correlation (``rest_corr``, ``rest_corr_upper``, ``contradicts_slope``:
-        :func:`bayes_raters.irt.slopes.rater_rest_correlations`) and its ``reasons``."""
+        R-hat and bulk ESS of its parameters, ``severity_direction`` (``severe`` / ``lenient`` / empty:
+        a description, not a flag), the rater-rest correlation (``rest_corr``, ``rest_corr_upper``,
+        ``contradicts_slope``: :func:`bayes_raters.irt.slopes.rater_rest_correlations`), and the flags
+        as every result's tables give them: ``flagged`` and its ``reasons`` (``erratic``, ``too
+        predictable``, a contradicted slope; module docstring)."""
         severity = interval_table(self.posterior["severity"], ci_prob, ("rater",))
         a = interval_table(self.posterior["a"], ci_prob, ("rater",))
         frame = pd.DataFrame(index=severity.index)
@@ -124,10 +126,12 @@ class FacetsResult(FitResult):
         erratic = (frame["infit_mean"] > ERRATIC_MEAN_SQUARE) | (frame["outfit_mean"] > ERRATIC_MEAN_SQUARE)
         if self.consistency:
             erratic |= frame["p_inconsistent"] > ERRATIC_PROBABILITY
-        frame["flag"] = np.where(erratic, "erratic", np.where(frame["infit_mean"] < PREDICTABLE_MEAN_SQUARE, "too predictable", ""))
-        frame["severity_flag"] = np.where(frame["severity_lower"] > 0, "severe", np.where(frame["severity_upper"] < 0, "lenient", ""))
+        fit = np.where(erratic, "erratic", np.where(frame["infit_mean"] < PREDICTABLE_MEAN_SQUARE, "too predictable", ""))
+        frame["severity_direction"] = np.where(frame["severity_lower"] > 0, "severe", np.where(frame["severity_upper"] < 0, "lenient", ""))
         frame = frame.join(rater_rest_correlations(self.table))
-        frame["reasons"] = [slope_reason(row, "rater-rest") or "" for _, row in frame.iterrows()]
+        reasons = [[r for r in (flag, slope_reason(row, "rater-rest")) if r] for flag, (_, row) in zip(fit, frame.iterrows())]
+        frame["flagged"] = [bool(r) for r in reasons]
+        frame["reasons"] = ["; ".join(r) for r in reasons]
         return frame
 
     def prompt_table(self, ci_prob: float = 0.9) -> pd.DataFrame:

@@ -85,7 +85,7 @@ def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
     result = fit_facets(ratings, systems, random_seed=seed, **fit_options)
     table = result.rater_table(ci_prob).reindex([f"r{r}" for r in range(len(truth["severity"]))])
     hits = (table["severity_lower"] <= truth["severity"]) & (truth["severity"] <= table["severity_upper"])
-    flagged = set(table.index[table["flag"] == "erratic"])
+    flagged = set(table.index[table["reasons"].str.contains("erratic")])
     prmse = result.prmse_table(ci_prob).loc["engine"]
     t, m = truth["true_score"], systems["score"].to_numpy()
     planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
