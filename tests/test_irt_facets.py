@@ -92,7 +92,7 @@ def test_block_of_draws_equals_each_draw_alone(with_system):
     own NumPy forms for that draw alone (facets.py's category table, rating rows, true-score curve
     and system term) and the rating-by-rating category model at a point."""
     from bayes_raters.irt.facets import system_arrays, system_node_loglik
-    from bayes_raters.irt.facets_draws import block_parameters, node_logliks, system_loglik, true_scores_from
+    from bayes_raters.irt.facets_draws import draw_parameters, node_logliks, system_loglik, true_scores_from
 
     ratings, systems, _ = simulate_facet_ratings(30, 5, 2, 6, random_seed=7)
     table, scores = validate_facet_ratings(ratings)
@@ -108,7 +108,7 @@ def test_block_of_draws_equals_each_draw_alone(with_system):
         k = arrays[0].shape[1]
         params |= {"alpha": rng.normal(3, 0.2, (n, k)), "beta": rng.normal(1, 0.1, (n, k)), "tau": rng.gamma(4, 0.1, (n, k))}
         system = tuple(params[x] for x in ("alpha", "beta", "tau"))
-    a, location, thresholds = block_parameters(params, slice(0, n))
+    a, location, thresholds = draw_parameters(params, slice(0, n))
     block = node_logliks(a, location, thresholds, system, layout, rule, arrays)
     z = rng.normal(0, 1.2, (n, len(layout.responses)))
     items = pair_items(a, location, thresholds)

@@ -34,9 +34,10 @@ def parameter_arrays(stacked: xr.Dataset) -> dict[str, np.ndarray]:
             for name in PARAMETER_NAMES if name in stacked}
 
 
-def draw_parameters(params: dict, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(a, location, thresholds)`` of sample ``s`` of :func:`parameter_arrays`."""
-    location = params["severity"][s][:, None] + params["difficulty"][s][None, :]
+def draw_parameters(params: dict, s) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(a, location, thresholds)`` of sample ``s`` of :func:`parameter_arrays`: (raters,),
+    (raters, prompts), (K - 1,) for an index; for a slice, the same with a leading draws axis."""
+    location = params["severity"][s][..., :, None] + params["difficulty"][s][..., None, :]
     return params["a"][s], location, params["thresholds"][s]
 
 
@@ -53,7 +54,7 @@ def pair_items(a, location, thresholds) -> tuple[np.ndarray, np.ndarray, np.ndar
     :math:`S_k = \sum_{v \le k} \tau_v` is the GPCM of :mod:`bayes_raters.irt.gpcm_kernel` with
     slope :math:`a_r` and step sums :math:`s_k = k (b_j + \delta_r) + S_k`. Returns the slopes
     (pairs,), the step sums and :math:`e^{-a s_k}` (pairs, K); with a leading draws axis on
-    every argument (:func:`block_parameters`), the same per draw."""
+    every argument (:func:`draw_parameters`), the same per draw."""
     zeros = np.zeros(thresholds.shape[:-1] + (1,))
     steps = np.concatenate([zeros, np.cumsum(thresholds, axis=-1)], axis=-1)  # (..., K)
     sums = np.arange(steps.shape[-1]) * location[..., None] + steps[..., None, None, :]  # (..., R, J, K)
@@ -117,16 +118,9 @@ def system_terms(params: dict, s):
     return params["alpha"][s], params["beta"][s], params["tau"][s]
 
 
-def block_parameters(params: dict, s: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(a, location, thresholds)`` of the samples ``s`` of :func:`parameter_arrays`, each with a
-    leading draws axis: (draws, raters), (draws, raters, prompts), (draws, K - 1)."""
-    location = params["severity"][s][:, :, None] + params["difficulty"][s][:, None, :]
-    return params["a"][s], location, params["thresholds"][s]
-
-
 def category_tables(a, location, thresholds, nodes) -> np.ndarray:
     """:func:`bayes_raters.irt.facets.category_table` for a block of draws (draws, raters,
-    prompts, K, nodes), from :func:`block_parameters`' arrays."""
+    prompts, K, nodes), from :func:`draw_parameters`' arrays."""
     eta = a[:, :, None, None] * (nodes - location[:, :, :, None])  # (D, R, J, Q)
     steps = np.concatenate([np.zeros((len(a), 1)), np.cumsum(thresholds, axis=1)], axis=1)  # (D, K)
     logits = np.arange(steps.shape[1]) * eta[..., None] - a[:, :, None, None, None] * steps[:, None, None, None, :]
@@ -144,7 +138,7 @@ def system_loglik(true, values, mask, alpha, beta, tau, center) -> np.ndarray:
 
 def node_logliks(a, location, thresholds, system, layout: FacetLayout, rule: QuadratureRule, arrays) -> np.ndarray:
     """Each unit's log-likelihood (ratings and system scores) at the shared rule's nodes for a
-    block of draws (draws, units, nodes), from :func:`block_parameters`' arrays; ``system`` is
+    block of draws (draws, units, nodes), from :func:`draw_parameters`' arrays; ``system`` is
     ``(alpha, beta, tau)`` with a draws axis, or None. The ratings' term for all draws is one
     sparse product of the units' cell counts with the draws' category tables side by side."""
     log_p = category_tables(a, location, thresholds, rule.nodes)  # (D, R, J, K, Q)
@@ -197,7 +191,7 @@ def conditional_draws(posterior: xr.Dataset, layout: FacetLayout, rule: Quadratu
         for start in range(0, n, block):
             s = slice(start, min(start + block, n))
             size = s.stop - s.start
-            a, location, thresholds = block_parameters(params, s)
+            a, location, thresholds = draw_parameters(params, s)
             system = None if arrays is None else system_terms(params, s)
             node_ll = node_logliks(a, location, thresholds, system, layout, rule, arrays)
             log_lik[s] = marginal_loglik(node_ll, rule.log_weights)
