@@ -13,6 +13,11 @@ derives from :class:`FitResult` and offers the same things under the same names:
     :meth:`FitResult.sample_posterior_predictive`, ``posterior_predictive`` with the same
     variable names and dims as ``observed_data``. ArviZ functions take it as it is:
     ``az.summary(result.idata)``, ``az.plot_rank(result.idata)``, ``az.loo(result.idata)``.
+``result.model``
+    a short name of the fitted model: ``"2pl"``, ``"grm"`` (IRT), ``"normal"`` / ``"ordinal"``
+    (true score), ``"beta_latent_rao-kupper"`` / ``"beta_latent_probit"`` (pairwise),
+    ``"many_facet"`` / ``"many_facet_rasch"`` (facets). The PyMC model itself comes from the
+    family's builder (and ``PairwiseResult.pymc_model()``).
 ``result.convergence``
     a :class:`~bayes_raters.sampling.ConvergenceReport` (worst case over every fit behind the
     result): ``max_r_hat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``converged``.
@@ -235,6 +240,22 @@ class FitResult:
             f"<{type(self).__name__}: {self.family}, {self._size()}; {report.chains} chains x {report.draws} draws; "
             f"{verdict}; groups {sorted(self.idata.children)}>"
         )
+
+
+class ModelName(str):
+    """A result's ``model`` name that can still be called, for one deprecation period, where
+    ``result.model()`` used to return the PyMC model (the pairwise result): calling it warns with a
+    :class:`DeprecationWarning` and returns ``call()``. As a string it is the plain name."""
+
+    def __new__(cls, name: str, call):
+        value = super().__new__(cls, name)
+        value._call = call
+        return value
+
+    def __call__(self):
+        warnings.warn("result.model is now the model's name; result.model() for the PyMC model is now result.pymc_model() "
+                      "(the old call will be removed).", DeprecationWarning, stacklevel=2)
+        return self._call()
 
 
 def renamed(function, old_name: str):

@@ -99,6 +99,9 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     chains = result.idata["posterior"].sizes["chain"]
     added = "extra_chains" in result.idata["posterior"].attrs  # an IRT fit that mixed too little adds chains, and says why
     assert result.convergence.draws == 200 and result.convergence.chains == chains == (4 if added else 2)
+    expected_model = {"true_score": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
+                      "multidimensional": "2pl", "facets": "many_facet"}
+    assert isinstance(result.model, str) and str(result.model) == expected_model[name]
     text = repr(result)
     assert text.startswith(f"<{type(result).__name__}: ") and f"{chains} chains x 200 draws" in text
     assert ("NOT converged" in text) == (not result.convergence.converged)
@@ -299,12 +302,14 @@ def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch,
     assert seen == {"args": ("ratings",), "kwargs": {"system_scores": "scores", "random_seed": 3}}
 
 
-def test_pairwise_model_method_is_now_pymc_model(monkeypatch):
-    """``PairwiseResult.pymc_model()`` rebuilds the PyMC model; the earlier ``model()`` warns and
-    returns the same."""
+def test_pairwise_model_is_the_models_name_and_the_old_call_still_works(monkeypatch):
+    """``PairwiseResult.model`` names the model as on every result; ``pymc_model()`` rebuilds the PyMC
+    model; the earlier call ``model()`` warns and returns that model."""
     from bayes_raters.pairwise.fit import PairwiseResult
 
     result = object.__new__(PairwiseResult)
+    result.link = "probit"
     monkeypatch.setattr(PairwiseResult, "pymc_model", lambda self: "the model")
+    assert result.model == "beta_latent_probit" and isinstance(result.model, str)
     with pytest.warns(DeprecationWarning, match="pymc_model"):
         assert result.model() == "the model"

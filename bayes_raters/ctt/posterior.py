@@ -90,6 +90,11 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
     family = "true-score model"
 
     @property
+    def model(self) -> str:
+        """The model's name: its observation model, ``"normal"`` or ``"ordinal"``."""
+        return self.spec.observation
+
+    @property
     def convergence(self) -> ConvergenceReport:
         """The worst case over every fit (per-fit figures: :meth:`convergence_table`)."""
         return worst_report(self.reports.values())

@@ -89,6 +89,12 @@ class FacetsResult(FitResult):
     family = "many-facet rater model"
 
     @property
+    def model(self) -> str:
+        """The model's name: ``"many_facet"`` (a consistency per rater) or ``"many_facet_rasch"``
+        (``consistency=False``: one discrimination for all raters)."""
+        return "many_facet" if self.consistency else "many_facet_rasch"
+
+    @property
     def layout(self):
         return facet_layout(self.table, self.scores)
 

@@ -19,7 +19,7 @@ from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
-from bayes_raters.results import SD_DDOF, FitResult, renamed
+from bayes_raters.results import SD_DDOF, FitResult, ModelName, renamed
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 #: The model's observed variables, one per kind of judgement.
@@ -57,11 +57,12 @@ class PairwiseResult(FitResult):
         """The PyMC model of this fit, rebuilt from the stored judgements and options (not sampled)."""
         return build_pairwise_model(self.data, link=self.link, **self.model_options)
 
-    def model(self) -> pm.Model:
-        """The earlier name of :meth:`pymc_model` (on the other results ``model`` names the model,
-        e.g. ``"2pl"``); warns with a :class:`DeprecationWarning`."""
-        warnings.warn("PairwiseResult.model() is now pymc_model(); the old name will be removed.", DeprecationWarning, stacklevel=2)
-        return self.pymc_model()
+    @property
+    def model(self) -> str:
+        """The model's name, ``"beta_latent_<link>"`` (``model`` names the model on every result). Called
+        as ``model()``, its earlier meaning, it warns (:class:`DeprecationWarning`) and returns
+        :meth:`pymc_model` (:class:`~bayes_raters.results.ModelName`)."""
+        return ModelName(f"beta_latent_{self.link}", self.pymc_model)
 
     def _log_likelihood(self) -> xr.Dataset:
         """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
