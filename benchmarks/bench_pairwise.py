@@ -40,7 +40,7 @@ def main() -> None:
         ess_s = az.ess(posterior[["s"]])["s"]
         ess_lambda = float(az.ess(posterior[["lambda"]])["lambda"])
         table = result.item_table()
-        rho = stats.spearmanr(table["mean"], truth.reindex(table.index)).statistic
+        rho = stats.spearmanr(table["s_mean"], truth.reindex(table.index)).statistic
         print(
             f"{args.items} items x {args.comparisons} outcomes, {sampler:>6}: {seconds:7.1f} s wall; "
             f"ESS/s of s mean {float(ess_s.mean()) / seconds:.1f} (min ESS {float(ess_s.min()):.0f}), "

@@ -153,9 +153,9 @@ def test_pairwise_command_bayes_and_online(tmp_path, capsys):
     assert out["comparisons_to_stop"] in (None, 0, 50, 100)
     assert out["method"] == "bayes" and len(out["items"]) == 8
     assert set(out["convergence"]) >= {"converged", "max_r_hat", "min_ess_bulk", "divergences"}
-    means = {row["item"]: row["mean"] for row in out["items"]}
+    means = {row["item"]: row["s_mean"] for row in out["items"]}
     assert stats.spearmanr([means[k] for k in truth], list(truth.values())).statistic > 0.9
-    assert all(0 < row["lower"] < row["mean"] < row["upper"] < 1 for row in out["items"])
+    assert all(0 < row["s_lower"] < row["s_mean"] < row["s_upper"] < 1 for row in out["items"])
     counts = ["pairwise", str(tmp_path / "comparison_counts.csv"), *names, "--count-column", "n", "--method", "trueskill", "--json"]
     assert main(counts) == 0
     online = json.loads(capsys.readouterr().out)

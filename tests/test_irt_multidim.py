@@ -95,10 +95,10 @@ def test_exploratory_fit_has_identified_loadings_and_respondent_log_likelihood(e
     loadings = result.loadings()
     assert loadings["anchor"].sum() == 2 and loadings["fixed_zero"].sum() == 1
     anchors = loadings[loadings["anchor"]]
-    assert (anchors["lower"] > 0).all()  # the anchors' own loadings are positive (no reflection)
+    assert (anchors["a_lower"] > 0).all()  # the anchors' own loadings are positive (no reflection)
     # each item's largest loading is on the dimension its factor's anchor defines
     own = {truth["dimensions"][item]: dim for (item, dim) in anchors.index}
-    main = loadings["mean"].abs().unstack().idxmax(axis=1)
+    main = loadings["a_mean"].abs().unstack().idxmax(axis=1)
     agree = [main[item] == own[truth["dimensions"][item]] for item in main.index]
     assert np.mean(agree) >= 0.75
     assert result.posterior.attrs["quadrature_error"] <= MIRT_TOLERANCE
@@ -111,7 +111,7 @@ def test_exploratory_fit_has_identified_loadings_and_respondent_log_likelihood(e
 
 def test_exploratory_abilities_track_the_truth(exploratory):
     result, truth = exploratory
-    theta = result.respondent_table()["mean"].unstack()
+    theta = result.respondent_table()["theta_mean"].unstack()
     # every true ability is explained by the two estimated dimensions (any rotation)
     design = np.c_[theta.to_numpy(), np.ones(len(theta))]
     for g in range(2):
@@ -136,10 +136,10 @@ def test_confirmatory_fit_estimates_the_ability_correlation():
     corr = result.correlations()
     assert len(corr) == 1
     row = corr.iloc[0]
-    assert row["lower"] < 0.6 < row["upper"] and row["lower"] > 0.2
+    assert row["corr_lower"] < 0.6 < row["corr_upper"] and row["corr_lower"] > 0.2
     loadings = result.loadings(standardized=True)
     assert loadings["fixed_zero"].sum() == 8  # each item loads on its own dimension only
-    assert (loadings.loc[~loadings["fixed_zero"], "mean"].between(0.2, 1.0)).all()
+    assert (loadings.loc[~loadings["fixed_zero"], "lambda_mean"].between(0.2, 1.0)).all()
     items = result.item_table()
     assert not items["flagged"].any() and (items["rest_corr"] > 0).all() and (items["reasons"] == "").all()
 
@@ -164,7 +164,7 @@ def test_cli_confirmatory_fit_prints_loadings_and_correlations_as_json(tmp_path,
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"items", "loadings", "correlations", "respondents", "convergence"}
     assert len(out["loadings"]) == 12 and len(out["respondents"]) == 400
-    assert out["correlations"][0]["lower"] < 0.6 < out["correlations"][0]["upper"]
+    assert out["correlations"][0]["corr_lower"] < 0.6 < out["correlations"][0]["corr_upper"]
     assert out["convergence"]["converged"] is True
 
 

@@ -206,7 +206,7 @@ def test_gpcm_fit_has_tables_theta_draws_loo_replicates_and_saves_losslessly(tmp
     test_info = info_ax.get_lines()[0].get_ydata()
     assert np.allclose(test_info[40], np.median(result.information([0.0]).sum(axis=1)), rtol=0.05)  # theta = 0
     assert info_ax.get_legend().get_texts()[1].get_text() == "SE of theta (right axis)"
-    assert len(thresholds) == 15 and (thresholds["lower"] < thresholds["upper"]).all()
+    assert len(thresholds) == 15 and (thresholds["b_lower"] < thresholds["b_upper"]).all()
     assert people["n_items"].eq(5).all() and np.isfinite(people["theta_mean"]).all()
     assert result.idata["log_likelihood"]["ratings"].sizes["respondent"] == 150
     assert np.isfinite(az.loo(result.idata).elpd)

@@ -109,8 +109,8 @@ def _assert_agrees_with_ml(result, ml: pd.DataFrame, model: str, max_b_gap: floa
     a_ml = ml.groupby("item", sort=False)["a"].first()
     thresholds = result.threshold_table()
     corr_a = np.corrcoef(items.loc[a_ml.index, "a_mean"], a_ml)[0, 1]
-    corr_b = np.corrcoef(thresholds["mean"], ml["b"])[0, 1]
-    gap = np.abs(thresholds["mean"].to_numpy() - ml["b"].to_numpy()).max()
+    corr_b = np.corrcoef(thresholds["b_mean"], ml["b"])[0, 1]
+    gap = np.abs(thresholds["b_mean"].to_numpy() - ml["b"].to_numpy()).max()
     print(f"\n{model}: a {items.loc[a_ml.index, 'a_mean'].round(3).tolist()} ML {a_ml.round(3).tolist()}; "
           f"corr(a) {corr_a:.4f}, corr(b) {corr_b:.4f}, max |b - ML| {gap:.3f}")
     assert list(thresholds["item"]) == list(ml["item"])
@@ -125,8 +125,8 @@ def _ability_fit(seed: int, data: Path):
     result = fit_irt(_long(wide, "correct"), "2pl", dimensions=dimensions, random_seed=seed, nuts_sampler="numpyro",
                      progressbar=False)
     loadings = result.loadings()
-    own = loadings[~loadings["fixed_zero"]].reset_index().set_index("item")["mean"]
-    return result.report, own, result.item_table()["d_mean"], float(result.correlations().iloc[0]["mean"])
+    own = loadings[~loadings["fixed_zero"]].reset_index().set_index("item")["a_mean"]
+    return result.report, own, result.item_table()["d_mean"], float(result.correlations().iloc[0]["corr_mean"])
 
 
 @pytest.mark.slow

@@ -230,7 +230,7 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
     assert (sim["comparisons"]["outcome"] == "tie").sum() > 30
     result = fit_pairwise(sim["comparisons"], random_seed=3, **FIT)
     table = result.item_table(ci_prob=0.9)
-    assert stats.spearmanr(table["mean"], truth.reindex(table.index)).statistic >= 0.9
+    assert stats.spearmanr(table["s_mean"], truth.reindex(table.index)).statistic >= 0.9
     parameters = result.parameter_table(ci_prob=0.9)
     for name, true in (("lambda", 8.0), ("epsilon", 0.5)):
         assert parameters.loc[name, "eti90_lb"] < true < parameters.loc[name, "eti90_ub"], parameters
@@ -254,8 +254,8 @@ def test_items_near_the_upper_bound_stay_there():
     result = fit_pairwise(sim["comparisons"], sim["scalars"], random_seed=9, **FIT)
     table = result.item_table()
     assert truth.mean() > 0.85
-    assert abs(table["mean"].mean() - truth.mean()) < 0.05
-    assert table["mean"].min() > 0.6
+    assert abs(table["s_mean"].mean() - truth.mean()) < 0.05
+    assert table["s_mean"].min() > 0.6
 
 
 def test_system_layer_groups_items(mixed, tmp_path):
@@ -269,7 +269,7 @@ def test_system_layer_groups_items(mixed, tmp_path):
                                     draws=200, tune=200, chains=2, cores=1, nuts_sampler="pymc")
     table = result.system_table()
     assert set(table.index) == {"sys_A", "sys_B"} and table["n_items"].sum() == 12
-    assert (table["lower"] < table["mean"]).all() and (table["mean"] < table["upper"]).all()
+    assert (table["system_value_lower"] < table["system_value_mean"]).all() and (table["system_value_mean"] < table["system_value_upper"]).all()
     assert result.idata["posterior"]["system_value"].dims == ("chain", "draw", "system")
     loaded = PairwiseResult.load(result.save(tmp_path / "fit.nc"))  # lossless round trip
     pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())

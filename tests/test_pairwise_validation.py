@@ -19,8 +19,8 @@ def test_recovery_100_items_2000_outcomes_with_ties():
     result = fit_pairwise(sim["comparisons"], random_seed=3, **FIT)
     table = result.item_table(ci_prob=0.9)
     true = truth.reindex(table.index)
-    rho = stats.spearmanr(table["mean"], true).statistic
-    coverage = float(((table["lower"] < true) & (true < table["upper"])).mean())
+    rho = stats.spearmanr(table["s_mean"], true).statistic
+    coverage = float(((table["s_lower"] < true) & (true < table["s_upper"])).mean())
     parameters = result.parameter_table(ci_prob=0.9)
     print(f"\n100 items x 2000 outcomes ({(sim['comparisons']['outcome'] == 'tie').mean():.1%} ties): Spearman {rho:.3f}, "
           f"90% coverage {coverage:.2f}\n{parameters}")
@@ -34,9 +34,9 @@ def _accuracy(result, truth) -> dict[str, float]:
     table = result.item_table()
     true = truth.reindex(table.index)
     return {
-        "RMSE": float(np.sqrt(((table["mean"] - true) ** 2).mean())),
-        "Spearman": stats.spearmanr(table["mean"], true).statistic,
-        "Pearson": stats.pearsonr(table["mean"], true).statistic,
+        "RMSE": float(np.sqrt(((table["s_mean"] - true) ** 2).mean())),
+        "Spearman": stats.spearmanr(table["s_mean"], true).statistic,
+        "Pearson": stats.pearsonr(table["s_mean"], true).statistic,
     }
 
 

@@ -150,8 +150,9 @@ class FacetsResult(FitResult):
         return frame
 
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """One row per threshold of the shared rating scale (between two adjacent scores)."""
-        return interval_table(self.posterior["thresholds"], ci_prob, ("threshold",))
+        """One row per threshold of the shared rating scale (between two adjacent scores):
+        ``thresholds_mean``, ``thresholds_sd``, ``thresholds_lower``, ``thresholds_upper``."""
+        return interval_table(self.posterior["thresholds"], ci_prob, ("threshold",)).add_prefix("thresholds_")
 
     def response_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per response: ability theta and true score (mean, SD, interval) and its

@@ -67,9 +67,9 @@ class MultidimensionalIRTResult(FitResult):
 
     def loadings(self, ci_prob: float = 0.9, standardized: bool = False) -> pd.DataFrame:
         """One row per (item, dimension): posterior mean, sd and ``ci_prob`` interval of the
-        loading :math:`a_{jk}`; ``standardized=True`` gives the factor-analytic loading
+        loading :math:`a_{jk}` (``a_mean``, ``a_sd``, ``a_lower``, ``a_upper``); ``standardized=True`` gives the factor-analytic loading
         :math:`\\lambda_{jk} = (a_{jk}/1.702) / \\sqrt{1 + \\mathbf{a}_j^\\top R\\,\\mathbf{a}_j / 1.702^2}`
-        (normal-ogive scale; R the ability correlation, I when exploratory). Anchors and
+        (normal-ogive scale; R the ability correlation, I when exploratory; columns ``lambda_mean``...). Anchors and
         fixed zeros are marked."""
         a = self.posterior["a"]
         if standardized:
@@ -81,7 +81,7 @@ class MultidimensionalIRTResult(FitResult):
                 other = scaled.rename(dimension="dimension_other")
                 variance = (scaled * corr * other).sum(("dimension", "dimension_other"))
             a = scaled / np.sqrt(1 + variance)
-        table = interval_table(a, ci_prob, ("item", "dimension"))
+        table = interval_table(a, ci_prob, ("item", "dimension")).add_prefix("lambda_" if standardized else "a_")
         table["anchor"] = [self.anchors is not None and item == self.anchors[self.dimensions.index(dim)]
                            for item, dim in table.index]
         table["fixed_zero"] = (a.std(("chain", "draw")) == 0).to_series().reindex(table.index).to_numpy()
@@ -117,18 +117,19 @@ class MultidimensionalIRTResult(FitResult):
 
     def correlations(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """Posterior of the ability correlations (confirmatory model): one row per pair of
-        dimensions with mean, sd and interval."""
+        dimensions with ``corr_mean``, ``corr_sd``, ``corr_lower``, ``corr_upper``."""
         if "corr" not in self.posterior:
             raise InvalidInputError("the exploratory model fixes the abilities' correlation at 0 (theta ~ N(0, I)); "
                                     "fit with dimensions={item: name} to estimate correlations.")
-        table = interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other"))
+        table = interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other")).add_prefix("corr_")
         names = self.dimensions
         keep = [names.index(i) < names.index(j) for i, j in table.index]
         return table[keep]
 
     def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """Posterior mean, sd and interval of every respondent's ability on every dimension."""
-        return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension"))
+        """Posterior mean, sd and interval of every respondent's ability on every dimension
+        (``theta_mean``, ``theta_sd``, ``theta_lower``, ``theta_upper``)."""
+        return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension")).add_prefix("theta_")
 
     def save(self, path) -> Path:
         """Write the whole result to one netCDF file with a checksum; read it back with :meth:`load`."""

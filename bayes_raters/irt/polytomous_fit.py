@@ -90,7 +90,7 @@ class PolytomousResult(FitResult):
         frame = interval_table(self.posterior["a"], ci_prob, ("item",)).add_prefix("a_")
         frame.insert(0, "n_categories", [len(self.categories[item]) for item in frame.index])
         thresholds = self.threshold_table(ci_prob)
-        wide = thresholds.pivot(index="item", columns="step", values="mean").add_prefix("b_")
+        wide = thresholds.pivot(index="item", columns="step", values="b_mean").add_prefix("b_")
         frame = frame.join(wide.rename(columns=str))
         checks = self.summary(["a", "b"], ci_prob=ci_prob)[["r_hat", "ess_bulk"]]
         item_of = {f"a[{i}]": i for i in self.categories} | {
@@ -155,8 +155,8 @@ class PolytomousResult(FitResult):
 
     def threshold_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per threshold: item, step k (between categories k - 1 and k), posterior mean,
-        SD and equal-tailed ``ci_prob`` interval."""
-        frame = interval_table(self.posterior["b"], ci_prob, ("threshold",))
+        SD and equal-tailed ``ci_prob`` interval (``b_mean``, ``b_sd``, ``b_lower``, ``b_upper``)."""
+        frame = interval_table(self.posterior["b"], ci_prob, ("threshold",)).add_prefix("b_")
         frame.insert(0, "item", [list(self.categories)[j] for j in self.layout.thr_item])
         frame.insert(1, "step", self.layout.thr_step)
         return frame

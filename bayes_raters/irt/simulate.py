@@ -139,8 +139,8 @@ def polytomous_recovery(seed: int, model: str = "grm", ci_prob: float = 0.9, sim
            "max_r_hat": float(result.convergence.max_r_hat), "collapsed": len(thresholds) != len(b)}
     if out["collapsed"]:
         return {**out, "corr_b": float("nan"), "b_covered": 0, "n_b": 0}
-    covered = (thresholds["lower"] < b) & (b < thresholds["upper"])
-    return {**out, "corr_b": float(np.corrcoef(thresholds["mean"], b)[0, 1]), "b_covered": int(covered.sum()), "n_b": len(b)}
+    covered = (thresholds["b_lower"] < b) & (b < thresholds["b_upper"])
+    return {**out, "corr_b": float(np.corrcoef(thresholds["b_mean"], b)[0, 1]), "b_covered": int(covered.sum()), "n_b": len(b)}
 
 
 def simulate_factor_answers(n_respondents: int = 1000, group_sizes=(10, 10), correlation: float = 0.3, *,
@@ -183,7 +183,7 @@ def dimensionality_check(seed: int, group_sizes=(10, 10), correlation: float = 0
     out = {"seed": seed, "groups": tuple(group_sizes), "correlation": correlation}
     start = time.perf_counter()
     two = fit_irt(answers, "2pl", dims=2, random_seed=fit_seed, **fit_options)
-    out.update(seconds_2d=time.perf_counter() - start, loadings=two.loadings()["mean"], anchors=two.anchors,
+    out.update(seconds_2d=time.perf_counter() - start, loadings=two.loadings()["a_mean"], anchors=two.anchors,
                converged_2d=two.report.converged, max_r_hat_2d=two.report.max_r_hat, truth=truth)
     if with_unidimensional:
         start = time.perf_counter()

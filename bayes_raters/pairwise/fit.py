@@ -85,19 +85,19 @@ class PairwiseResult(FitResult):
         return self.posterior["s"].stack(sample=("chain", "draw")).transpose("sample", "item").to_numpy()
 
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """Items ranked by posterior mean of s: ``mean``, ``sd``, ``mode``, ``lower``,
-        ``upper`` (equal-tailed ``ci_prob`` interval), ``rank_mean`` (1 = highest),
+        """Items ranked by posterior mean of s: ``s_mean``, ``s_sd``, ``s_mode``, ``s_lower``,
+        ``s_upper`` (equal-tailed ``ci_prob`` interval), ``rank_mean`` (1 = highest),
         ``r_hat``, ``ess_bulk`` and the number of judgements of each kind; for a design in
         unlinked groups also ``group`` (ranks across groups rest on the prior or on scalars)."""
         s = self.posterior[["s"]]
         eti = az.eti(s, prob=ci_prob)["s"]
         table = pd.DataFrame(
             {
-                "mean": s["s"].mean(("chain", "draw")).to_series(),
-                "sd": s["s"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
-                "mode": az.mode(s)["s"].to_series(),
-                "lower": eti.isel(ci_bound=0).to_series(),
-                "upper": eti.isel(ci_bound=1).to_series(),
+                "s_mean": s["s"].mean(("chain", "draw")).to_series(),
+                "s_sd": s["s"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
+                "s_mode": az.mode(s)["s"].to_series(),
+                "s_lower": eti.isel(ci_bound=0).to_series(),
+                "s_upper": eti.isel(ci_bound=1).to_series(),
                 "r_hat": az.rhat(s)["s"].to_series(),
                 "ess_bulk": az.ess(s, method="bulk")["s"].to_series(),
             }
@@ -112,7 +112,7 @@ class PairwiseResult(FitResult):
             table[name] = counts.reindex(table.index).fillna(0).astype(int)
         if self.data.groups is not None:
             table["group"] = self.data.groups.reindex(table.index)
-        return table.rename_axis("item").sort_values("mean", ascending=False)
+        return table.rename_axis("item").sort_values("s_mean", ascending=False)
 
     def prob_above(self, item_i, item_j) -> float:
         """Posterior P(s_i > s_j)."""
@@ -137,21 +137,22 @@ class PairwiseResult(FitResult):
         return pd.DataFrame(counts, index=self.data.items, columns=pd.RangeIndex(1, n + 1, name="rank"))
 
     def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """System-level values m_g (only when fitted with ``systems=``), ranked."""
+        """System-level values m_g (only when fitted with ``systems=``), ranked: ``system_value_mean``,
+        ``system_value_sd``, ``system_value_lower``, ``system_value_upper`` and ``n_items``."""
         if "system_value" not in self.posterior:
             raise InvalidInputError("fit with systems= (item -> system) to get system-level values.")
         m = self.posterior[["system_value"]]
         eti = az.eti(m, prob=ci_prob)["system_value"]
         table = pd.DataFrame(
             {
-                "mean": m["system_value"].mean(("chain", "draw")).to_series(),
-                "sd": m["system_value"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
-                "lower": eti.isel(ci_bound=0).to_series(),
-                "upper": eti.isel(ci_bound=1).to_series(),
+                "system_value_mean": m["system_value"].mean(("chain", "draw")).to_series(),
+                "system_value_sd": m["system_value"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
+                "system_value_lower": eti.isel(ci_bound=0).to_series(),
+                "system_value_upper": eti.isel(ci_bound=1).to_series(),
                 "n_items": self.data.systems.value_counts(),
             }
         )
-        return table.rename_axis("system").sort_values("mean", ascending=False)
+        return table.rename_axis("system").sort_values("system_value_mean", ascending=False)
 
     def parameter_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """ArviZ summary of the scalar parameters (lambda, epsilon, phi, ...)."""
