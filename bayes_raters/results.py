@@ -146,6 +146,12 @@ class FitResult:
         results with several fits override it."""
         return self.report
 
+    @property
+    def scalar_parameters(self) -> list[str]:
+        """The posterior variables with one value per draw (no dimension beyond chain and draw):
+        ``result.summary(var_names=result.scalar_parameters)`` summarises them."""
+        return [n for n, v in self.posterior.data_vars.items() if v.dims == ("chain", "draw")]
+
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default
         the quantities of :attr:`summary_var_names` that this fit has. Other keywords go to

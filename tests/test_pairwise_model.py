@@ -231,7 +231,9 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
     result = fit_pairwise(sim["comparisons"], random_seed=3, **FIT)
     table = result.item_table(ci_prob=0.9)
     assert stats.spearmanr(table["s_mean"], truth.reindex(table.index)).statistic >= 0.9
-    parameters = result.parameter_table(ci_prob=0.9)
+    parameters = result.summary(var_names=result.scalar_parameters, ci_prob=0.9)
+    with pytest.warns(DeprecationWarning, match="summary"):
+        pd.testing.assert_frame_equal(result.parameter_table(ci_prob=0.9), parameters)
     for name, true in (("lambda", 8.0), ("epsilon", 0.5)):
         assert parameters.loc[name, "eti90_lb"] < true < parameters.loc[name, "eti90_ub"], parameters
     assert result.report.converged

@@ -21,7 +21,7 @@ def test_recovery_100_items_2000_outcomes_with_ties():
     true = truth.reindex(table.index)
     rho = stats.spearmanr(table["s_mean"], true).statistic
     coverage = float(((table["s_lower"] < true) & (true < table["s_upper"])).mean())
-    parameters = result.parameter_table(ci_prob=0.9)
+    parameters = result.summary(var_names=result.scalar_parameters, ci_prob=0.9)
     print(f"\n100 items x 2000 outcomes ({(sim['comparisons']['outcome'] == 'tie').mean():.1%} ties): Spearman {rho:.3f}, "
           f"90% coverage {coverage:.2f}\n{parameters}")
     assert rho >= 0.9

@@ -155,9 +155,12 @@ class PairwiseResult(FitResult):
         return table.rename_axis("system").sort_values("system_value_mean", ascending=False)
 
     def parameter_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """ArviZ summary of the scalar parameters (lambda, epsilon, phi, ...)."""
-        names = [n for n, v in self.posterior.data_vars.items() if v.dims == ("chain", "draw")]
-        return az.summary(self.posterior[names], ci_prob=ci_prob, ci_kind="eti")
+        """The earlier name of ``summary(var_names=result.scalar_parameters)`` (lambda, epsilon, phi,
+        ...): the same table; warns with a :class:`DeprecationWarning` (``summary`` is the one name
+        on every result)."""
+        warnings.warn("parameter_table() is now summary(var_names=result.scalar_parameters); the old name will be removed.",
+                      DeprecationWarning, stacklevel=2)
+        return self.summary(var_names=self.scalar_parameters, ci_prob=ci_prob)
 
     def plot_forest(self, ci_prob: float = 0.9, combined: bool = True, **kwargs):
         """``az.plot_forest`` of s, items in ranked order, one line per item (chains pooled;
