@@ -158,6 +158,9 @@ class FitResult:
         ``az.summary``."""
         check_ci_prob(ci_prob)
         names = list(var_names) if var_names is not None else [n for n in self.summary_var_names if n in self.posterior]
+        if not names:
+            raise InvalidInputError("no variables to summarise: var_names is empty (result.scalar_parameters is empty where "
+                                    f"every parameter has a dimension); the posterior has {sorted(self.posterior.data_vars)}.")
         unknown = [n for n in names if n not in self.posterior]
         if unknown:
             raise InvalidInputError(f"not in the posterior: {unknown}; it has {sorted(self.posterior.data_vars)}.")

@@ -111,6 +111,9 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     assert expected and all(any(row == n or row.startswith(f"{n}[") for row in summary.index) for n in expected)
     with pytest.raises(InvalidInputError, match="not in the posterior"):
         result.summary(var_names=["no_such_variable"])
+    with pytest.raises(InvalidInputError, match="no variables"):
+        result.summary(var_names=[])
+    assert all(result.posterior[n].dims == ("chain", "draw") for n in result.scalar_parameters)
 
 
 def test_posterior_predictive_mirrors_the_observed_data_and_repeats_with_the_seed(fitted):
