@@ -270,8 +270,7 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
         w = np.exp(smoothed[start:start + len(x)])
         start += len(x)
         w /= w.sum()
-        kish = 1.0 / np.sum(w**2)
-        ess += 1.0 / (1.0 / kish + 1.0 / draws)
+        ess += 1.0 / (1.0 / kish_ess(w) + 1.0 / draws)
         kept.append(x[_resample(w, draws, rngs[c])])
     reason = ""
     if not k <= threshold:
@@ -340,10 +339,18 @@ def checked_approximation(model: pm.Model, *, rng: np.random.Generator, initvals
     w = np.exp(smoothed - np.max(smoothed))
     threshold = k_threshold(proposals)
     reason = f"Pareto k {k:.2f} > {threshold:.2f}" if not k <= threshold else ""
-    return LaplaceCheck(k, threshold, float(w.sum() ** 2 / np.sum(w**2)), reason, approx)
+    return LaplaceCheck(k, threshold, kish_ess(w), reason, approx)
+
+
+def kish_ess(weights: np.ndarray) -> float:
+    r"""Kish's effective sample size of importance weights :math:`w` (normalised or not):
+    :math:`(\sum w)^2 / \sum w^2`."""
+    return float(weights.sum() ** 2 / np.sum(weights**2))
 
 
 def _entropy(random_seed):
+    """Entropy for ``np.random.SeedSequence``: an integer seed as it is, a Generator's next
+    integer, None for fresh entropy (the same rule as :func:`bayes_raters.sampling.derived_rng`)."""
     if isinstance(random_seed, np.random.Generator):
         return int(random_seed.integers(2**63))
     return random_seed
