@@ -38,6 +38,7 @@ The family's own tables (``prmse_table``, ``item_table``, ...) come on top of th
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 import math
 import sys
 import warnings
@@ -49,6 +50,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.sampling import ConvergenceReport
 
 PREDICTIVE_DRAWS = 500  # posterior draws kept for a posterior predictive sample by default
@@ -151,6 +153,34 @@ class FitResult:
         """The posterior variables with one value per draw (no dimension beyond chain and draw):
         ``result.summary(var_names=result.scalar_parameters)`` summarises them."""
         return [n for n, v in self.posterior.data_vars.items() if v.dims == ("chain", "draw")]
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result (``idata``'s groups and the family's settings, the inputs'
+        layout and the convergence report, ``_saved_config``) to one netCDF file with a
+        checksum (:func:`bayes_raters.persistence.save_datatree`); read it back with :meth:`load`.
+        Written once here for every family."""
+        return save_datatree(self._saved_tree(), path, self._saved_config())
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """Read a result written by :meth:`save` (damaged or altered files raise
+        :class:`~bayes_raters.errors.PersistenceError`)."""
+        tree, config = load_datatree(path)
+        return cls._from_saved(tree, config)
+
+    def _saved_tree(self) -> xr.DataTree:
+        """The tree :meth:`save` writes: ``idata`` (a family may add groups of its inputs)."""
+        return self.idata
+
+    def _saved_config(self) -> dict:
+        """The settings :meth:`save` stores beside the tree (JSON-able)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _from_saved(cls, tree: xr.DataTree, config: dict):
+        """The result from a saved tree and its settings (the inverse of :meth:`_saved_tree` and
+        :meth:`_saved_config`)."""
+        raise NotImplementedError
 
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default

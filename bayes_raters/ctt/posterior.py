@@ -12,7 +12,6 @@ import functools
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -32,13 +31,7 @@ from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, renamed, worst_report
-from bayes_raters.sampling import (
-    ConvergenceReport,
-    derived_rng,
-    load_datatree,
-    sample_model,
-    save_datatree,
-)
+from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model
 
 QUANTITIES = {  # posterior variable -> closed-form column
     "prmse": "prmse",
@@ -210,14 +203,12 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         result = conditional["true_score_mean"] + conditional["true_score_sd"] * noise
         return result.transpose("sample", "response").rename("true_score")
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result to one netCDF file (lossless; see :meth:`load`)."""
+    def _saved_config(self) -> dict:
         config = {"spec": self.spec.to_dict(), "reports": {k: r.to_dict() for k, r in self.reports.items()}}
-        return save_datatree(self.idata, path, config)
+        return config
 
     @classmethod
-    def load(cls, path: str | Path) -> TrueScoreResult:
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> TrueScoreResult:
         spec_fields = dict(config["spec"])
         if spec_fields["score_range"] is not None:
             spec_fields["score_range"] = tuple(spec_fields["score_range"])

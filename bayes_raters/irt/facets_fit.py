@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -44,7 +43,7 @@ from bayes_raters.irt.facets_draws import (
     rating_logits,
 )
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
-from bayes_raters.persistence import load_datatree, plain_value, save_datatree
+from bayes_raters.persistence import plain_value
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, fewest_divergences, sample_model, sample_refined
 
@@ -193,18 +192,14 @@ class FacetsResult(FitResult):
         trees = {"many-facet": self.idata, "true score (ordinal)": other}
         return az.compare(trees)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result (groups, ratings, scores, systems, convergence) to one
-        netCDF file with a checksum."""
+    def _saved_config(self) -> dict:
         systems = None if self.systems is None else {c: [plain_value(v) for v in self.systems[c]] for c in self.systems}
         config = {"scores": self.scores, "systems": systems, "consistency": self.consistency,
                   "report": self.report.to_dict()}
-        return save_datatree(self.idata, path, config)
+        return config
 
     @classmethod
-    def load(cls, path: str | Path) -> FacetsResult:
-        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> FacetsResult:
         ids = tree["constant_data"].to_dataset()
         table = pd.DataFrame({c: ids[c].values for c in ("response", "prompt", "rater")})
         table["category"] = tree["observed_data"]["category"].values

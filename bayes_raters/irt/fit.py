@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -45,7 +44,6 @@ from bayes_raters.irt.model import (
     validate_responses,
 )
 from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
-from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import SD_DDOF, FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, fewest_divergences, sample_model, sample_refined
 
@@ -234,19 +232,15 @@ class IRTResult(FitResult):
             index=wide.index.rename("respondent"),
         )
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result (posterior, sample stats, log-likelihood, answers, settings)
-        to one netCDF file with a checksum; read it back with :meth:`load`."""
+    def _saved_config(self) -> dict:
         config = {
             "model": self.model, "n_options": self.n_options, "hierarchical": self.hierarchical,
             "method": self.method, "report": self.report.to_dict(),
         }
-        return save_datatree(self.idata, path, config)
+        return config
 
     @classmethod
-    def load(cls, path: str | Path) -> IRTResult:
-        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> IRTResult:
         answers = tree["constant_data"].to_dataset()
         table = pd.DataFrame(
             {"respondent": answers["respondent"].values, "item": answers["item"].values,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -26,7 +25,6 @@ from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.chains import map_chains
 from bayes_raters.irt.multidim import NodeTable, ball_rule, default_spacing, normalise_rows
 from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
-from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.results import FitResult, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
 
@@ -131,16 +129,13 @@ class MultidimensionalIRTResult(FitResult):
         (``theta_mean``, ``theta_sd``, ``theta_lower``, ``theta_upper``)."""
         return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension")).add_prefix("theta_")
 
-    def save(self, path) -> Path:
-        """Write the whole result to one netCDF file with a checksum; read it back with :meth:`load`."""
+    def _saved_config(self) -> dict:
         config = {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
                   "item_dimension": self.item_dimension, "report": self.report.to_dict()}
-        return save_datatree(self.idata, path, config)
+        return config
 
     @classmethod
-    def load(cls, path) -> MultidimensionalIRTResult:
-        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> MultidimensionalIRTResult:
         answers = tree["constant_data"].to_dataset()
         table = pd.DataFrame({"respondent": answers["respondent"].values, "item": answers["item"].values,
                               "correct": tree["observed_data"]["correct"].values})

@@ -10,7 +10,6 @@ respondent out, as for binary items under the marginal method.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,7 @@ from bayes_raters.irt.polytomous import (
     item_information,
 )
 from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
-from bayes_raters.persistence import load_datatree, plain_value, save_datatree
+from bayes_raters.persistence import plain_value
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
 from bayes_raters.results import FitResult, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model
@@ -61,17 +60,13 @@ class PolytomousResult(FitResult):
         return (f"{self.model.upper()}, {self.table['respondent'].nunique()} respondents x "
                 f"{len(self.categories)} items, up to {max(len(v) for v in self.categories.values())} categories")
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result (posterior, sample stats, log-likelihood, ratings, the
-        categories of every item, convergence) to one netCDF file with a checksum."""
+    def _saved_config(self) -> dict:
         config = {"model": self.model, "categories": [[plain_value(i), v] for i, v in self.categories.items()],
                   "report": self.report.to_dict()}
-        return save_datatree(self.idata, path, config)
+        return config
 
     @classmethod
-    def load(cls, path: str | Path) -> PolytomousResult:
-        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> PolytomousResult:
         categories = {item: [float(v) for v in scores] for item, scores in config["categories"]}
         ratings = tree["constant_data"].to_dataset()
         category = tree["observed_data"]["category"].values

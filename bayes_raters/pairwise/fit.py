@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -18,7 +17,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
-from bayes_raters.persistence import dataset_to_frame, frame_to_dataset, load_datatree, save_datatree
+from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import SD_DDOF, FitResult, ModelName, renamed
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
@@ -177,9 +176,9 @@ class PairwiseResult(FitResult):
             figure.suptitle(f"s per item, ranked: median, 50% (thick) and {ci_prob:.0%} (thin) intervals", fontsize="medium")
         return collection
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result (posterior, sample stats, validated judgements, settings) to
-        one netCDF file with a checksum; read it back with :meth:`load`."""
+    def _saved_tree(self) -> xr.DataTree:
+        """``idata`` with the validated judgements as ``judgements_*`` groups (read back by
+        :meth:`_from_saved`)."""
         tree = self.idata.copy()
         for name in ("comparisons", "scalars", "strengths"):
             tree[f"judgements_{name}"] = xr.DataTree(frame_to_dataset(getattr(self.data, name)))
@@ -190,14 +189,14 @@ class PairwiseResult(FitResult):
                 coords={"item": self.data.items.to_numpy(), "annotator": self.data.annotators.to_numpy()},
             )
         )
-        config = {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict(),
-                  "model_options": self.model_options}
-        return save_datatree(tree, path, config)
+        return tree
+
+    def _saved_config(self) -> dict:
+        return {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict(),
+                "model_options": self.model_options}
 
     @classmethod
-    def load(cls, path: str | Path) -> PairwiseResult:
-        """Read a result written by :meth:`save` (damaged files raise ``PersistenceError``)."""
-        tree, config = load_datatree(path)
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> PairwiseResult:
         frames = {name: dataset_to_frame(tree[f"judgements_{name}"].to_dataset()) for name in ("comparisons", "scalars", "strengths")}
         items = tree["judgements_items"].to_dataset()
         index = pd.Index(items["item"].values, name="item")
