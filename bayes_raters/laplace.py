@@ -350,7 +350,7 @@ def kish_ess(weights: np.ndarray) -> float:
 
 def _entropy(random_seed):
     """Entropy for ``np.random.SeedSequence``: an integer seed as it is, a Generator's next
-    integer, None for fresh entropy (the same rule as :func:`bayes_raters.sampling.derived_rng`)."""
+    integer (as :func:`bayes_raters.sampling.derived_rng` takes a Generator), None for fresh entropy."""
     if isinstance(random_seed, np.random.Generator):
         return int(random_seed.integers(2**63))
     return random_seed

@@ -38,10 +38,10 @@ The family's own tables (``prmse_table``, ``item_table``, ...) come on top of th
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 import math
 import sys
 import warnings
+from pathlib import Path
 from typing import ClassVar
 
 import arviz as az

@@ -204,8 +204,7 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         return result.transpose("sample", "response").rename("true_score")
 
     def _saved_config(self) -> dict:
-        config = {"spec": self.spec.to_dict(), "reports": {k: r.to_dict() for k, r in self.reports.items()}}
-        return config
+        return {"spec": self.spec.to_dict(), "reports": {k: r.to_dict() for k, r in self.reports.items()}}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> TrueScoreResult:

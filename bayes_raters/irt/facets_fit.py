@@ -194,9 +194,8 @@ class FacetsResult(FitResult):
 
     def _saved_config(self) -> dict:
         systems = None if self.systems is None else {c: [plain_value(v) for v in self.systems[c]] for c in self.systems}
-        config = {"scores": self.scores, "systems": systems, "consistency": self.consistency,
-                  "report": self.report.to_dict()}
-        return config
+        return {"scores": self.scores, "systems": systems, "consistency": self.consistency,
+                "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> FacetsResult:

@@ -233,11 +233,10 @@ class IRTResult(FitResult):
         )
 
     def _saved_config(self) -> dict:
-        config = {
+        return {
             "model": self.model, "n_options": self.n_options, "hierarchical": self.hierarchical,
             "method": self.method, "report": self.report.to_dict(),
         }
-        return config
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> IRTResult:

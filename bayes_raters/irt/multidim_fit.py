@@ -130,9 +130,8 @@ class MultidimensionalIRTResult(FitResult):
         return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension")).add_prefix("theta_")
 
     def _saved_config(self) -> dict:
-        config = {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
-                  "item_dimension": self.item_dimension, "report": self.report.to_dict()}
-        return config
+        return {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
+                "item_dimension": self.item_dimension, "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> MultidimensionalIRTResult:

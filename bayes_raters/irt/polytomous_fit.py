@@ -61,9 +61,8 @@ class PolytomousResult(FitResult):
                 f"{len(self.categories)} items, up to {max(len(v) for v in self.categories.values())} categories")
 
     def _saved_config(self) -> dict:
-        config = {"model": self.model, "categories": [[plain_value(i), v] for i, v in self.categories.items()],
-                  "report": self.report.to_dict()}
-        return config
+        return {"model": self.model, "categories": [[plain_value(i), v] for i, v in self.categories.items()],
+                "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> PolytomousResult:
