@@ -74,6 +74,7 @@ import scipy.sparse
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.irt.facets_kernel import FacetsMarginal
 from bayes_raters.quadrature import QuadratureRule, _logsumexp, adaptive_rule, gauss_hermite_rule, marginal_loglik, rule_for
 
 
@@ -411,6 +412,7 @@ def build_facets_model(
     ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
     response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
     system: str = "system", rule: QuadratureRule | None = None, adaptive: int | None = None, centred: bool = True,
+    fused: bool = True,
 ) -> pm.Model:
     """The marginal many-facet model (no theta variable), returned without sampling.
 
@@ -420,7 +422,11 @@ def build_facets_model(
     response's own ``n_nodes`` Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q` centred at its
     conditional mode at the current parameters (:func:`newton_centres`,
     :func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive` says
-    when). ``centred=False``: the hierarchical groups non-centred (:func:`facet_priors`). The layout, scores, systems, shared rule
+    when). ``centred=False``: the hierarchical groups non-centred (:func:`facet_priors`).
+    ``fused=True`` (default): on the shared rule, the likelihood and its gradient are one compiled
+    Op (:class:`bayes_raters.irt.facets_kernel.FacetsMarginal`, Numba and Python backends only);
+    ``fused=False`` writes it as a PyTensor graph (:func:`_graph_marginal`, any backend, JAX
+    included; same value to 1e-12). The layout, scores, systems, shared rule
     (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""
     table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
     systems = None
@@ -442,23 +448,43 @@ def build_facets_model(
     with pm.Model(coords=coords) as model:
         a, location, thresholds = facet_priors(layout, consistency, centred)
         system = None if arrays is None else system_priors(layout)
+        systems_args = None if system is None else (values, mask, *system)
         if adaptive is None:
             nodes = pm.Data("quadrature_nodes", rule.nodes, dims="node")
-            log_p = category_table(a, location, thresholds, nodes)
-            node_ll = rating_node_loglik(log_p, graph, nodes.shape[0])
             log_weights = pytensor.shared(rule.log_weights, name="quadrature_log_weights")
-        else:
-            center, scale = newton_centres(a, location, thresholds, graph, systems=None if system is None else (values, mask, *system))
-            nodes, log_weights = adaptive_rule(center, scale, gauss_hermite_rule(adaptive))
-            node_ll = adaptive_node_loglik(a, location, thresholds, nodes, graph)
-        if system is not None:
-            alpha, beta, tau = system
-            if adaptive is None:
-                true_nodes = true_score_curve(log_p, layout.score_values, graph.unit_prompts)
+            if fused:
+                no_system = (np.zeros((len(layout.responses), 0)),) * 2 + (np.zeros(0),) * 3
+                total = FacetsMarginal(layout.score_center)(
+                    a, location, thresholds, nodes, log_weights, graph.unit, graph.pair, graph.category, graph.unit_prompts,
+                    layout.score_values, *(systems_args or no_system))[0]
             else:
-                true_nodes = adaptive_true_score(a, location, thresholds, nodes, graph)
-            node_ll = node_ll + system_node_loglik(true_nodes, values, mask, alpha, beta, tau, layout.score_center)
-        pm.Potential("marginal_loglik", marginal_loglik(node_ll, log_weights).sum())
+                total = _graph_marginal(a, location, thresholds, nodes, log_weights, graph, layout, systems_args)
+        else:
+            center, scale = newton_centres(a, location, thresholds, graph, systems=systems_args)
+            nodes, log_weights = adaptive_rule(center, scale, gauss_hermite_rule(adaptive))
+            total = _graph_marginal(a, location, thresholds, nodes, log_weights, graph, layout, systems_args, adaptive=True)
+        pm.Potential("marginal_loglik", total)
     model.facets = {"layout": layout, "table": table, "scores": scores, "systems": systems, "arrays": arrays,
                     "rule": rule, "consistency": consistency, "adaptive": adaptive, "centred": centred}
     return model
+
+
+def _graph_marginal(a, location, thresholds, nodes, log_weights, graph: FacetLayout, layout: FacetLayout, systems=None,
+                    adaptive: bool = False):
+    """The total marginal log-likelihood as a PyTensor graph (the reference the fused kernel is
+    tested against, the adaptive rule's form and JAX samplers' form): ratings on the shared
+    ``nodes`` (Q,) or, ``adaptive``, each unit's own (units, Q), plus the system scores
+    ``systems = (values, mask, alpha, beta, tau)`` when given."""
+    if adaptive:
+        node_ll = adaptive_node_loglik(a, location, thresholds, nodes, graph)
+    else:
+        log_p = category_table(a, location, thresholds, nodes)
+        node_ll = rating_node_loglik(log_p, graph, nodes.shape[0])
+    if systems is not None:
+        values, mask, alpha, beta, tau = systems
+        if adaptive:
+            true_nodes = adaptive_true_score(a, location, thresholds, nodes, graph)
+        else:
+            true_nodes = true_score_curve(log_p, layout.score_values, graph.unit_prompts)
+        node_ll = node_ll + system_node_loglik(true_nodes, values, mask, alpha, beta, tau, layout.score_center)
+    return marginal_loglik(node_ll, log_weights).sum()

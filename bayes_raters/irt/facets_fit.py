@@ -252,8 +252,9 @@ def fit_facets(
     proposals from it is at most :data:`WARM_K_MAX_FACETS` (0.7), cold otherwise
     (``sample_model(warm_start="always")``; ``posterior.attrs["nuts_warm_start"]`` says so): on 400
     essays x 8 raters x 2 prompts 2.5x the ESS in 0.7x the time; False always starts cold."""
-    columns = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
-    model = build_facets_model(ratings, system_scores, consistency=consistency, **columns)
+    options = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
+    options["fused"] = nuts_sampler in ("pymc", "nutpie")  # the fused Op has no JAX form
+    model = build_facets_model(ratings, system_scores, consistency=consistency, **options)
     info = model.facets
     warn_contradicted_slopes(rater_rest_correlations(info["table"]), "many-facet rater model", subject="rater")
     adaptive = uses_adaptive(model)
@@ -265,7 +266,7 @@ def fit_facets(
             n_nodes = (n_nodes or ADAPTIVE_NODES) if adaptive else None
             if n_nodes is None and form:
                 return model, None
-            return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=n_nodes, centred=form, **columns), n_nodes
+            return build_facets_model(ratings, system_scores, consistency=consistency, adaptive=n_nodes, centred=form, **options), n_nodes
 
         def sample(fitted):
             free = {v.name for v in fitted.free_RVs}
