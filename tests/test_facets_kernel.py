@@ -25,8 +25,7 @@ def uneven_design():
     return ratings, pd.concat([systems, second])
 
 
-@pytest.mark.parametrize("with_systems", [True, False])
-@pytest.mark.parametrize("consistency", [True, False])
+@pytest.mark.parametrize(("with_systems", "consistency"), [(True, True), (False, False)])
 def test_value_and_gradient_equal_the_pytensor_graph(with_systems, consistency):
     ratings, systems = uneven_design()
     systems = systems if with_systems else None

@@ -30,13 +30,17 @@ parameters: :math:`\partial\alpha_s = \sum \pi m z/\tau`, :math:`\partial\beta_s
 :math:`\partial\tau_s = \sum \pi m (z^2 - 1)/\tau`.
 
 Why hand-written: PyTensor's graph of the same density (category table, gather of each rating's
-row, scatter-add per response, log-sum-exp, the system scores) cost 0.330 ms per log density and
-gradient on 400 essays x 8 raters x 2 prompts (800 ratings, 55 nodes), two thirds of it the
-forward pass's many small array temporaries, and NUTS spent about 7-9 s of a 13-15 s fit in it
-(``models/irt_facets.md``, thirteenth session); this pass computes the same value and gradient
-(to 1e-9, ``tests/test_facets_kernel.py``) with no temporaries beyond the (pairs, K, nodes) table
-and the (responses, nodes) weights. The PyTensor graph stays for the adaptive rule, for JAX
-samplers (``fused=False``) and as the test's reference.
+row, scatter-add per response, log-sum-exp, the system scores) cost 0.335-0.418 ms per log density
+and gradient on 400 essays x 8 raters x 2 prompts (800 ratings, 55 nodes, one system) and 2.1-2.8 s
+of graph rewriting per fit; NUTS spent 8-9 s of a 14-15 s fit in it. This pass: 0.198-0.233 ms and
+1.0-1.4 s, the fit 9.5-9.6 s (``models/irt_facets.md``, fourteenth session, with the steps that got
+there). Two choices carry most of it: the exps of the category table and of the log-sum-exp run in
+NumPy, one object-mode call each (NumPy's SIMD exp takes 1.0 ns per value here, the scalar C-library
+exp that Numba calls 6-9 ns, and its slow path for results that underflow doubled the kernel's time
+at PyMC's initial point), and their arguments are clamped at :data:`NEGLIGIBLE` below the row's
+largest term (a term of :math:`e^{-50}` of the largest changes a sum of at least 1 by 2e-22). The
+value and gradient equal the graph's to 1e-12 (``tests/test_facets_kernel.py``). The PyTensor graph
+stays for the adaptive rule, for JAX samplers (``fused=False``) and as the test's reference.
 """
 
 from __future__ import annotations
@@ -52,9 +56,9 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
-#: Fast-math flags without "nnan"/"ninf" (the log-sum-exps start from -inf).
-#: Below this log-ratio a term is dropped (e^-50 = 2e-22 of the largest, which is at least 1).
+#: Log-ratios to a row's largest term are clamped here before the exp (e^-50 = 2e-22 of the largest).
 NEGLIGIBLE = -50.0
+#: Fast-math flags without "nnan"/"ninf" (the maxima start from -inf).
 FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
 
@@ -63,43 +67,49 @@ def _jit(function):
     return numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=FAST)(function)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=FAST, inline="always")
-def _exp_or_zero(x):
-    """:math:`e^x` for :math:`x \\le 0`, 0 below :data:`NEGLIGIBLE` (the C library's exp of a
-    result that underflows is its slow path: at PyMC's initial point it doubled the kernel's time)."""
-    return np.exp(x) if x > NEGLIGIBLE else 0.0
+def _vector_exp(x):
+    """NumPy's exp (SIMD: 1.0 ns per value here against 6-9 ns for the C library's scalar exp
+    that Numba calls; 22,000 values in 0.02 ms)."""
+    return np.exp(x)
 
 
-@_jit
+@numba.njit(cache=True, error_model="numpy", fastmath=FAST)  # no nogil: the object-mode block holds the GIL
 def _category_table(a, location, thresholds, nodes):
     """``(log P, P, c)``: log P and P (pairs, K, Q), pairs rater-major (``rater * n_prompts +
-    prompt``), and the cumulative thresholds c (K,). One exp per (pair, category, node)."""
+    prompt``), and the cumulative thresholds c (K,). One exp per (pair, category, node), in
+    NumPy (:func:`_vector_exp`)."""
     n_raters, n_prompts = location.shape
     n_cat, n_nodes = thresholds.size + 1, nodes.size
     steps = np.zeros(n_cat)
     for k in range(1, n_cat):
         steps[k] = steps[k - 1] + thresholds[k - 1]
-    log_p, prob = np.empty((n_raters * n_prompts, n_cat, n_nodes)), np.empty((n_raters * n_prompts, n_cat, n_nodes))
-    top, total = np.empty(n_nodes), np.empty(n_nodes)
+    log_p, shifted = np.empty((n_raters * n_prompts, n_cat, n_nodes)), np.empty((n_raters * n_prompts, n_cat, n_nodes))
+    tops = np.empty((n_raters * n_prompts, n_nodes))
     for r in range(n_raters):
         for j in range(n_prompts):
             p = r * n_prompts + j
             for k in range(n_cat):
                 for q in range(n_nodes):
                     log_p[p, k, q] = k * a[r] * (nodes[q] - location[r, j]) - a[r] * steps[k]
-            top[:] = log_p[p, 0]
+            tops[p] = log_p[p, 0]
             for k in range(1, n_cat):
                 for q in range(n_nodes):
-                    top[q] = max(top[q], log_p[p, k, q])
-            total[:] = 0.0
+                    tops[p, q] = max(tops[p, q], log_p[p, k, q])
             for k in range(n_cat):
                 for q in range(n_nodes):
-                    prob[p, k, q] = _exp_or_zero(log_p[p, k, q] - top[q])
-                    total[q] += prob[p, k, q]
-            for k in range(n_cat):
-                for q in range(n_nodes):
-                    prob[p, k, q] /= total[q]
-                    log_p[p, k, q] -= top[q] + np.log(total[q])
+                    shifted[p, k, q] = max(log_p[p, k, q] - tops[p, q], NEGLIGIBLE)
+    with numba.objmode(prob="float64[:, :, ::1]"):
+        prob = _vector_exp(shifted)
+    total = np.empty(n_nodes)
+    for p in range(n_raters * n_prompts):
+        total[:] = 0.0
+        for k in range(n_cat):
+            for q in range(n_nodes):
+                total[q] += prob[p, k, q]
+        for k in range(n_cat):
+            for q in range(n_nodes):
+                prob[p, k, q] /= total[q]
+                log_p[p, k, q] -= tops[p, q] + np.log(total[q])
     return log_p, prob, steps
 
 
@@ -148,12 +158,6 @@ def _add_system_loglik(ell, true, values, mask, alpha, beta, tau, center):
                 for q in range(ell.shape[1]):
                     z = (shift - beta[s] * true[i, q]) * precision[s]
                     ell[i, q] += mask[i, s] * (-0.5 * z * z + log_norm[s])
-
-
-def _vector_exp(x):
-    """NumPy's exp (SIMD: 1.0 ns per value here against 6-9 ns for the C library's scalar exp
-    that Numba calls; 22,000 values in 0.02 ms)."""
-    return np.exp(x)
 
 
 @numba.njit(cache=True, error_model="numpy", fastmath=FAST)  # no nogil: the object-mode block holds the GIL
