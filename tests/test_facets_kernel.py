@@ -118,3 +118,15 @@ def test_a_second_derivative_is_refused():
     gradient = pytensor.grad(kernel.FacetsMarginal(center)(*inputs)[0], a)
     with pytest.raises(NotImplementedError, match="second derivative"):
         pytensor.grad(gradient.sum(), a)
+
+
+@pytest.mark.filterwarnings("ignore:Skipping Assert")
+def test_the_graph_form_compiles_for_jax_samplers():
+    """``fused=False`` (what ``fit_facets(nuts_sampler="numpyro")`` builds) runs on the JAX
+    backend and gives the fused model's log density (``pt.arange`` of a symbolic length did not)."""
+    pytest.importorskip("jax")
+    ratings, systems = uneven_design()
+    graph = build_facets_model(ratings, systems, fused=False)
+    point = graph.initial_point()
+    jax_value = graph.compile_logp(mode="JAX")(point)
+    assert jax_value == pytest.approx(build_facets_model(ratings, systems).compile_logp()(point), rel=1e-10)

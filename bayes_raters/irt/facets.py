@@ -195,7 +195,7 @@ def adjacent_logp(eta, a, thresholds, lib=pt):
     The one place the model's category probabilities are written; NumPy (``lib=np``) or
     PyTensor."""
     steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])  # sum_{v <= k} tau_v
-    k = np.arange(steps.shape[0]) if lib is np else pt.arange(steps.shape[0])
+    k = np.arange(steps.shape[0]) if lib is np else pt.cumsum(pt.ones_like(steps)) - 1.0  # no arange: JAX needs its length constant
     logits = k * eta[..., None] - a[..., None] * steps
     if lib is np:
         return logits - _logsumexp(logits, axis=-1, keepdims=True)
