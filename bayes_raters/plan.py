@@ -141,7 +141,7 @@ def plan_double_scoring(
         raise InvalidInputError(f"extra and extra_single must be >= 0; got {extra} and {extra_single}.")
     rng, z = seeded_rng(random_seed), stats.norm.ppf(0.5 + ci_prob / 2)
     table = result.prmse_table(ci_prob)
-    now = {s: (float(table.loc[s, "upper"] - table.loc[s, "lower"]), float(table.loc[s, "mean"])) for s in table.index}
+    now = {s: (float(table.loc[s, "prmse_upper"] - table.loc[s, "prmse_lower"]), float(table.loc[s, "prmse_mean"])) for s in table.index}
     designs = current_designs(result)
     systems = list(designs)
     pairs = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1:]] if pairs is None else list(pairs)

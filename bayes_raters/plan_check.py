@@ -43,4 +43,4 @@ def realised_width(task: tuple, pilot: tuple[pd.DataFrame, pd.DataFrame], ci_pro
     result = fit_true_score(pd.concat([pilot[0], ratings]), pd.concat([pilot[1], systems]), random_seed=seed,
                                   progressbar=False, **fit_options)
     table = result.prmse_table(ci_prob)
-    return {"extra_double": extra, "seed": seed, **(table["upper"] - table["lower"]).to_dict()}
+    return {"extra_double": extra, "seed": seed, **(table["prmse_upper"] - table["prmse_lower"]).to_dict()}

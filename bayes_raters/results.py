@@ -159,7 +159,7 @@ class FitResult:
         layout and the convergence report, ``_saved_config``) to one netCDF file with a
         checksum (:func:`bayes_raters.persistence.save_datatree`); read it back with :meth:`load`.
         Written once here for every family."""
-        return save_datatree(self._saved_tree(), path, self._saved_config())
+        return save_datatree(self.idata, path, self._saved_config())
 
     @classmethod
     def load(cls, path: str | Path):
@@ -168,18 +168,14 @@ class FitResult:
         tree, config = load_datatree(path)
         return cls._from_saved(tree, config)
 
-    def _saved_tree(self) -> xr.DataTree:
-        """The tree :meth:`save` writes: ``idata`` (a family may add groups of its inputs)."""
-        return self.idata
-
     def _saved_config(self) -> dict:
         """The settings :meth:`save` stores beside the tree (JSON-able)."""
         raise NotImplementedError
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict):
-        """The result from a saved tree and its settings (the inverse of :meth:`_saved_tree` and
-        :meth:`_saved_config`)."""
+        """The result from a saved tree (``idata``: every input is in its observed_data and
+        constant_data) and its settings (the inverse of :meth:`_saved_config`)."""
         raise NotImplementedError
 
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:

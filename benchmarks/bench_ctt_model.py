@@ -48,7 +48,7 @@ def run(n_responses: int) -> None:
         f"{seconds:6.1f} s wall (5 fits, compile included); ESS(PRMSE) min {table['ess_bulk'].min():.0f}, "
         f"ESS/s {table['ess_bulk'].sum() / seconds:.0f}; max R-hat {table['r_hat'].max():.3f}"
     )
-    print(table[["mean", "lower", "upper", "closed_form", "ess_bulk"]].round(3).to_string())
+    print(table[["prmse_mean", "prmse_lower", "prmse_upper", "closed_form", "ess_bulk"]].round(3).to_string())
 
 
 def _ordinal_inputs(n_responses: int):

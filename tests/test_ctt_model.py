@@ -124,17 +124,17 @@ def test_posterior_prmse_agrees_with_closed_form(agreement_case):
     _, _, _, result = agreement_case
     table = result.prmse_table(ci_prob=0.9)
     assert list(table.index) == ["sys_3", "sys_4"]
-    assert {"mean", "sd", "lower", "upper", "closed_form", "closed_form_in_interval", "r_hat", "ess_bulk"} <= set(table)
-    assert (table["mean"] - table["closed_form"]).abs().max() < 0.03
+    assert {"prmse_mean", "prmse_sd", "prmse_lower", "prmse_upper", "closed_form", "closed_form_in_interval", "r_hat", "ess_bulk"} <= set(table)
+    assert (table["prmse_mean"] - table["closed_form"]).abs().max() < 0.03
     assert table["closed_form_in_interval"].all()
     assert table["converged"].all() and (table["r_hat"] < 1.01).all() and (table["ess_bulk"] > 400).all()
-    assert (table["lower"] < table["mean"]).all() and (table["mean"] < table["upper"]).all()
+    assert (table["prmse_lower"] < table["prmse_mean"]).all() and (table["prmse_mean"] < table["prmse_upper"]).all()
 
 
 def test_interval_probability_is_an_argument(agreement_case):
     result = agreement_case[3]
     wide, narrow = result.prmse_table(0.95), result.prmse_table(0.5)
-    assert ((wide["upper"] - wide["lower"]) > (narrow["upper"] - narrow["lower"])).all()
+    assert ((wide["prmse_upper"] - wide["prmse_lower"]) > (narrow["prmse_upper"] - narrow["prmse_lower"])).all()
     with pytest.raises(InvalidInputError, match="ci_prob"):
         result.prmse_table(1.5)
 
@@ -217,7 +217,7 @@ def test_recovers_sigma_e_sigma_t_and_finite_sample_prmse():
         assert low < value < high, (name, low, high)
     truth = _finite_prmse(systems["score"].to_numpy(), true)
     row = result.prmse_table().loc["m"]
-    assert row["lower"] < truth < row["upper"]
+    assert row["prmse_lower"] < truth < row["prmse_upper"]
 
 
 def test_small_low_agreement_sample_stays_in_unit_interval():
@@ -233,7 +233,7 @@ def test_small_low_agreement_sample_stays_in_unit_interval():
             result = fit_true_score(ratings, systems, random_seed=seed, **FIT_LONG)
         outside += any(issubclass(w.category, SmallSampleWarning) for w in caught)
         row = result.prmse_table(0.9).loc["sys_4"]
-        assert 0 <= row["lower"] <= row["mean"] <= row["upper"] <= 1
+        assert 0 <= row["prmse_lower"] <= row["prmse_mean"] <= row["prmse_upper"] <= 1
     assert outside >= 1, "no seed exercised a closed form outside [0, 1]"
 
 
@@ -244,7 +244,7 @@ def test_known_error_variance_allows_single_scored_data():
     result = fit_true_score(ratings, systems, error_variance=0.25, random_seed=1, **FIT)
     assert np.all(result.posterior["sigma_e"].values == 0.5)
     row = result.prmse_table().loc["m"]
-    assert row["lower"] < _finite_prmse(systems["score"].to_numpy(), true) < row["upper"]
+    assert row["prmse_lower"] < _finite_prmse(systems["score"].to_numpy(), true) < row["prmse_upper"]
 
 
 def test_rater_effects_recover_a_planted_severity():
@@ -291,8 +291,8 @@ def test_joint_model_recovers_each_system_more_precisely_than_separate_fits():
     joint_table, separate_table = joint.prmse_table(0.95), separate.prmse_table(0.95)
     for name, frame in both.groupby("system"):
         truth = _finite_prmse(frame["score"].to_numpy(), true[frame["response"].to_numpy()])
-        assert joint_table.loc[name, "lower"] < truth < joint_table.loc[name, "upper"], name
-    assert (joint_table["sd"] < separate_table["sd"]).all()
+        assert joint_table.loc[name, "prmse_lower"] < truth < joint_table.loc[name, "prmse_upper"], name
+    assert (joint_table["prmse_sd"] < separate_table["prmse_sd"]).all()
 
 
 # Recovery check: `make validate` (slow marker; 60-75 s each on 2 cores, the CI budget's margin).
@@ -311,7 +311,7 @@ def test_ordinal_observation_recovers_the_latent_scale():
     assert low < 0.6 < high
     truth = _finite_prmse(data["system_score"].sel(system="sys_4").values, data["true_score"].values)
     row = result.prmse_table().loc["sys_4"]
-    assert row["lower"] < truth < row["upper"]
+    assert row["prmse_lower"] < truth < row["prmse_upper"]
     draws = result.true_score_draws(n_draws=20, random_seed=1)
     assert draws.shape == (20, 300)
     assert np.array_equal(draws.values, result.true_score_draws(n_draws=20, random_seed=1).values)  # same seed

@@ -192,7 +192,7 @@ def test_fit_recovers_severities_and_flags_the_erratic_rater(erratic_fit):
     prmse = result.prmse_table().loc["engine"]
     t, m = truth["true_score"], erratic_fit[2]["score"].to_numpy()
     planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
-    assert prmse["lower"] < planted < prmse["upper"]
+    assert prmse["prmse_lower"] < planted < prmse["prmse_upper"]
     assert 0.1 < result.posterior.attrs["theta_mh_acceptance"] <= 1.0
     # raters that differ and rate often: the centred form does not diverge, so it is kept and the
     # non-centred one never runs (its 2 divergences and 34 leapfrog steps per draw: card)

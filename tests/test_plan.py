@@ -31,13 +31,13 @@ def test_plan_table_shrinks_with_more_double_scoring(pilot):
     now = plan[plan["extra_double"] == 0].set_index("quantity")
     assert np.allclose(now["expected_width"], now["current_width"])  # no new data, today's width
     table = result.prmse_table()
-    assert now.loc["A", "current_width"] == pytest.approx(table.loc["A", "upper"] - table.loc["A", "lower"])
+    assert now.loc["A", "current_width"] == pytest.approx(table.loc["A", "prmse_upper"] - table.loc["A", "prmse_lower"])
     for name, rows in plan.groupby("quantity"):
         assert rows["expected_width"].is_monotonic_decreasing, name
     at_1000 = plan[plan["extra_double"] == 1000].set_index("quantity")
     assert (at_1000["expected_width"] < 0.6 * now["expected_width"]).all()
     # with no new data the interval is today's: P(lower > 0.4) is 1 or 0
-    assert now.loc["A", "p_lower_above"] == pytest.approx(float(table.loc["A", "lower"] > 0.4), abs=1e-6)
+    assert now.loc["A", "p_lower_above"] == pytest.approx(float(table.loc["A", "prmse_lower"] > 0.4), abs=1e-6)
     assert plan["p_lower_above"].dropna().between(0, 1).all()
     assert plan["p_excludes_zero"].dropna().between(0, 1).all()
     again = plan_double_scoring(result, extra=[0, 100, 1000], threshold=0.4, random_seed=3)

@@ -16,7 +16,7 @@ def test_readme_python_example_runs(capsys):
     table = namespace["table"]
     assert list(table.index) == ["sys_6", "sys_16"]
     posterior = namespace["result"].prmse_table()
-    assert (posterior["mean"] - posterior["closed_form"]).abs().max() < 0.05
+    assert (posterior["prmse_mean"] - posterior["closed_form"]).abs().max() < 0.05
     assert table.loc["sys_16", "prmse"] > table.loc["sys_6", "prmse"]
     assert "prmse" in capsys.readouterr().out
     protocol = [b for b in blocks if "sample_posterior_predictive" in b]

@@ -24,6 +24,7 @@ from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous_fit import PolytomousResult
 from bayes_raters.irt.simulate import simulate_factor_answers, simulate_ratings
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise
+from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport
 from bayes_raters.sbc_models import simulate_irt, simulate_pairwise, simulate_true_score
@@ -149,8 +150,11 @@ def test_arviz_reads_every_result(fitted):
 def test_save_and_load_keep_every_group(fitted, tmp_path):
     name, result = fitted
     _with_predictive(result)
-    loaded = type(result).load(result.save(tmp_path / f"{name}.nc"))
-    assert set(loaded.idata.children) >= set(result.idata.children) - {"judgements"}
+    path = result.save(tmp_path / f"{name}.nc")
+    saved, _ = load_datatree(path)
+    assert set(saved.children) == set(result.idata.children)  # the inputs live in idata itself (issue 37)
+    loaded = type(result).load(path)
+    assert set(loaded.idata.children) == set(result.idata.children)
     assert repr(loaded) == repr(result)
     for group in ("posterior_predictive", "log_likelihood", "observed_data"):
         original, back = result.idata[group].to_dataset(), loaded.idata[group].to_dataset()

@@ -25,10 +25,10 @@ PRMSE_KEYS = [
     "prmse",
 ]
 BAYES_KEYS = {  # JSON key -> column of TrueScoreResult.prmse_table
-    "prmse_mean": "mean",
-    "prmse_sd": "sd",
-    "prmse_lower": "lower",
-    "prmse_upper": "upper",
+    "prmse_mean": "prmse_mean",
+    "prmse_sd": "prmse_sd",
+    "prmse_lower": "prmse_lower",
+    "prmse_upper": "prmse_upper",
     "r_hat": "r_hat",
     "ess_bulk": "ess_bulk",
 }

@@ -33,7 +33,7 @@ def demo(args: argparse.Namespace) -> Output:
     print(header, flush=True)
     with progress_on_stderr():
         result = fit_true_score(ratings, system_scores_to_long(data), random_seed=seed, progressbar=progressbar(args))
-    table = result.prmse_table(ci_prob=0.9).rename(columns={"mean": "posterior", "lower": "lower_90", "upper": "upper_90"})
+    table = result.prmse_table(ci_prob=0.9).rename(columns={"prmse_mean": "posterior", "prmse_lower": "lower_90", "prmse_upper": "upper_90"})
     first_rater = data["rating"].sel(rater=pair[0])
     table.insert(0, "category", data["system_category"].to_series())
     table["r2_true"] = [r2_score(data["system_score"].sel(system=s), data["true_score"]) for s in table.index]

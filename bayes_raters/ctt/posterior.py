@@ -33,6 +33,9 @@ from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, renamed, worst_report
 from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model
 
+#: The columns of a posterior interval that take the quantity as prefix (``prmse_mean`` ...).
+INTERVAL_COLUMNS = ("mean", "sd", "lower", "upper")
+
 QUANTITIES = {  # posterior variable -> closed-form column
     "prmse": "prmse",
     "mse_true": "mse_true",
@@ -117,6 +120,7 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def _interval_table(self, name: str, ci_prob: float) -> pd.DataFrame:
+        """``mean, sd, lower, upper, r_hat, ess_bulk`` of posterior variable ``name`` per system."""
         check_ci_prob(ci_prob)
         draws = self.posterior[[name]]
         eti = az.eti(draws, prob=ci_prob)[name]
@@ -134,19 +138,22 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         return table
 
     def prmse_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """Posterior PRMSE per system: ``mean, sd, lower, upper`` (equal-tailed
-        ``ci_prob`` interval), ``closed_form`` (Haberman), ``closed_form_in_interval``,
-        ``r_hat``, ``ess_bulk`` of PRMSE and ``converged`` (all checks of that fit)."""
-        table = self._interval_table("prmse", ci_prob)
+        """Posterior PRMSE per system: ``prmse_mean, prmse_sd, prmse_lower, prmse_upper``
+        (equal-tailed ``ci_prob`` interval; the ``<param>_mean`` pattern of every table),
+        ``closed_form`` (Haberman), ``closed_form_in_interval``, ``r_hat``, ``ess_bulk`` of PRMSE
+        and ``converged`` (all checks of that fit)."""
+        table = self._interval_table("prmse", ci_prob).rename(columns=lambda c: f"prmse_{c}" if c in INTERVAL_COLUMNS else c)
         closed = self.closed_form["prmse"].reindex(table.index)
         table.insert(4, "closed_form", closed)
-        table.insert(5, "closed_form_in_interval", (closed >= table["lower"]) & (closed <= table["upper"]))
+        table.insert(5, "closed_form_in_interval", (closed >= table["prmse_lower"]) & (closed <= table["prmse_upper"]))
         table["converged"] = [self._report_for(s).converged for s in table.index]
         return table
 
     def summary_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """Posterior of PRMSE, MSE against the true score, true-score variance and error
-        variance per system, with the closed-form estimate of each beside it."""
+        variance per system, with the closed-form estimate of each beside it. A long table (one
+        row per system and quantity, the quantity in the index), so its columns are ``mean``,
+        ``sd``, ``lower``, ``upper`` as in ``az.summary``, not ``<param>_mean``."""
         parts = []
         for name, column in QUANTITIES.items():
             table = self._interval_table(name, ci_prob)
@@ -163,7 +170,7 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         import matplotlib.pyplot as plt
 
         inner = self._interval_table("prmse", 0.5)
-        outer = self.prmse_table(ci_prob)
+        outer = self.prmse_table(ci_prob).rename(columns=lambda c: c.removeprefix("prmse_"))
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * len(outer)))
         y = np.arange(len(outer))[::-1]

@@ -241,8 +241,8 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
         [{
             "rater_category": CATEGORIES[category_index], "n_double": n_double, "pair": pair_index,
             "observation": config.bayes_observation,
-            "true_prmse": true_prmse, "closed_form": row["closed_form"], "posterior_mean": row["mean"],
-            "lower": row["lower"], "upper": row["upper"], "r_hat": row["r_hat"], "converged": bool(row["converged"]),
+            "true_prmse": true_prmse, "closed_form": row["closed_form"], "posterior_mean": row["prmse_mean"],
+            "lower": row["prmse_lower"], "upper": row["prmse_upper"], "r_hat": row["r_hat"], "converged": bool(row["converged"]),
             "warnings": len([w for w in caught if not issubclass(w.category, (SmallSampleWarning, RoundingWarning))]),
             "seconds": time.perf_counter() - started,
         }]

@@ -163,10 +163,11 @@ class FacetsResult(FitResult):
         return frame
 
     def prmse_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """PRMSE of every system against the true score (mean, SD, interval), from the draws."""
+        """PRMSE of every system against the true score from the draws: ``prmse_mean``,
+        ``prmse_sd``, ``prmse_lower``, ``prmse_upper`` (equal-tailed ``ci_prob`` interval)."""
         if "prmse" not in self.posterior:
             raise InvalidInputError("PRMSE needs system scores: fit_facets(ratings, system_scores=...).")
-        return interval_table(self.posterior["prmse"], ci_prob, ("system",))
+        return interval_table(self.posterior["prmse"], ci_prob, ("system",)).add_prefix("prmse_")
 
     def compare_with_true_score(self, true_score_result, system=None) -> pd.DataFrame:
         """``az.compare`` (LOO over responses) of this fit and an ordinal true-score fit

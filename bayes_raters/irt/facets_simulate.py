@@ -90,7 +90,7 @@ def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
     t, m = truth["true_score"], systems["score"].to_numpy()
     planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
     return {"seed": seed, "severity_hits": int(hits.sum()), "severity_total": len(hits),
-            "prmse_hit": bool(prmse["lower"] <= planted <= prmse["upper"]), "prmse_mean": float(prmse["mean"]),
+            "prmse_hit": bool(prmse["prmse_lower"] <= planted <= prmse["prmse_upper"]), "prmse_mean": float(prmse["prmse_mean"]),
             "prmse_planted": float(planted),
             "erratic_flagged": "r0" in flagged, "others_flagged": len(flagged - {"r0"}),
             "converged": result.convergence.converged, "max_r_hat": result.convergence.max_r_hat}

@@ -17,9 +17,12 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
-from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
+from bayes_raters.persistence import dataset_to_frame
 from bayes_raters.results import SD_DDOF, FitResult, ModelName, renamed
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
+
+#: The validated judgement tables of :class:`~bayes_raters.pairwise.model.PairwiseData`.
+JUDGEMENT_TABLES = ("comparisons", "scalars", "strengths")
 
 #: The model's observed variables, one per kind of judgement.
 OBSERVED = ("outcome", "value", "preference")
@@ -176,41 +179,19 @@ class PairwiseResult(FitResult):
             figure.suptitle(f"s per item, ranked: median, 50% (thick) and {ci_prob:.0%} (thin) intervals", fontsize="medium")
         return collection
 
-    def _saved_tree(self) -> xr.DataTree:
-        """``idata`` with the validated judgements as ``judgements_*`` groups (read back by
-        :meth:`_from_saved`)."""
-        tree = self.idata.copy()
-        for name in ("comparisons", "scalars", "strengths"):
-            tree[f"judgements_{name}"] = xr.DataTree(frame_to_dataset(getattr(self.data, name)))
-        items = {"system": self.data.systems, "group": self.data.groups}
-        tree["judgements_items"] = xr.DataTree(
-            xr.Dataset(
-                {name: ("item", values.to_numpy()) for name, values in items.items() if values is not None},
-                coords={"item": self.data.items.to_numpy(), "annotator": self.data.annotators.to_numpy()},
-            )
-        )
-        return tree
-
     def _saved_config(self) -> dict:
         return {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict(),
                 "model_options": self.model_options}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> PairwiseResult:
-        frames = {name: dataset_to_frame(tree[f"judgements_{name}"].to_dataset()) for name in ("comparisons", "scalars", "strengths")}
-        items = tree["judgements_items"].to_dataset()
-        index = pd.Index(items["item"].values, name="item")
-
-        def optional(name: str) -> pd.Series | None:
-            return pd.Series(items[name].values, index=index, name=name) if name in items else None
-
-        data = PairwiseData(
-            index, pd.Index(items["annotator"].values, name="annotator"), frames["comparisons"], frames["scalars"],
-            frames["strengths"], optional("system"), float(config["strength_max"]), optional("group"),
-        )
+        data = judgements_from(tree, float(config["strength_max"]))
         groups = {name: node.to_dataset() for name, node in tree.children.items() if not name.startswith("judgements_")}
         idata = xr.DataTree.from_dict(groups)
         idata.attrs = dict(tree.attrs)
+        if "judgements_items" in tree.children:  # an older file: its inputs join constant_data as in a new fit
+            constant = idata["constant_data"].to_dataset() if "constant_data" in idata.children else xr.Dataset()
+            idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(data)))
         options = config.get("model_options", {})
         if "prior" in options:
             options["prior"] = tuple(options["prior"])
@@ -295,7 +276,40 @@ def fit_pairwise(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model", progressbar=progressbar,
     )
+    constant = idata["constant_data"].to_dataset() if "constant_data" in idata.children else xr.Dataset()
+    idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(data)))
     return PairwiseResult(idata, data, report, link, options)
+
+
+def judgement_inputs(data: PairwiseData) -> xr.Dataset:
+    """The validated judgements as constant data, so that ``idata`` alone holds the fit's inputs:
+    each table's columns as ``<table>_<column>`` along ``<table>_row`` (:data:`JUDGEMENT_TABLES`),
+    the items' system and group as ``item_system`` / ``item_group`` along ``item``, and the
+    annotators as the ``annotator`` coordinate. :func:`judgements_from` reads them back."""
+    variables = {f"{table}_{column}": (f"{table}_row", frame[column].to_numpy())
+                 for table in JUDGEMENT_TABLES for frame in [getattr(data, table)] for column in frame.columns}
+    for name, series in (("item_system", data.systems), ("item_group", data.groups)):
+        if series is not None:
+            variables[name] = ("item", series.reindex(data.items).to_numpy())
+    return xr.Dataset(variables, coords={"item": data.items.to_numpy(), "annotator": data.annotators.to_numpy()})
+
+
+def judgements_from(tree: xr.DataTree, strength_max: float) -> PairwiseData:
+    """The :class:`PairwiseData` of a saved fit: from :func:`judgement_inputs` in constant_data, or
+    from the ``judgements_*`` groups of files written before 2026-11-28."""
+    if "judgements_items" in tree.children:
+        frames = {name: dataset_to_frame(tree[f"judgements_{name}"].to_dataset()) for name in JUDGEMENT_TABLES}
+        items = tree["judgements_items"].to_dataset()
+        per_item = {name: items[name].values for name in ("system", "group") if name in items}
+    else:
+        items = tree["constant_data"].to_dataset()
+        frames = {table: pd.DataFrame({name[len(table) + 1:]: items[name].values for name in items.data_vars
+                                       if items[name].dims == (f"{table}_row",)}) for table in JUDGEMENT_TABLES}
+        per_item = {name: items[f"item_{name}"].values for name in ("system", "group") if f"item_{name}" in items}
+    index = pd.Index(items["item"].values, name="item")
+    optional = {name: pd.Series(values, index=index, name=name) for name, values in per_item.items()}
+    return PairwiseData(index, pd.Index(items["annotator"].values, name="annotator"), frames["comparisons"], frames["scalars"],
+                        frames["strengths"], optional.get("system"), strength_max, optional.get("group"))
 
 
 
