@@ -11,6 +11,7 @@ import pytest
 from pymc.blocking import DictToArrayBijection
 
 import bayes_raters.irt.facets_kernel as kernel
+from bayes_raters.data import validate_long
 from bayes_raters.irt.facets import build_facets_model, facet_layout, facet_rule, system_arrays, validate_facet_ratings
 from bayes_raters.irt.facets_simulate import simulate_facet_ratings
 
@@ -49,8 +50,6 @@ def kernel_inputs(seed: int):
     table, scores = validate_facet_ratings(ratings)
     layout = facet_layout(table, scores)
     rule = facet_rule(layout)
-    from bayes_raters.data import validate_long
-
     values, mask, _ = system_arrays(validate_long(systems, {"response": "response", "system": "system"}, "score", "s"), layout)
     rng = np.random.default_rng(seed)
     n_raters, n_prompts = len(layout.raters), len(layout.prompts)
@@ -92,8 +91,7 @@ def test_numba_backend_runs_the_kernel_natively_and_its_cache_key_follows_the_so
 
     params, data, center = kernel_inputs(2)
     inputs = [pt.as_tensor(x) for x in params[:3] + data + params[3:]]
-    order = inputs[:3] + inputs[3:12] + inputs[12:]
-    total = kernel.FacetsMarginal(center)(*order)[0]
+    total = kernel.FacetsMarginal(center)(*inputs)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compiled = pytensor.function([], total, mode="NUMBA")

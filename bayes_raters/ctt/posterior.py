@@ -170,13 +170,13 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         import matplotlib.pyplot as plt
 
         inner = self._interval_table("prmse", 0.5)
-        outer = self.prmse_table(ci_prob).rename(columns=lambda c: c.removeprefix("prmse_"))
+        outer = self.prmse_table(ci_prob)
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 0.5 + 0.45 * len(outer)))
         y = np.arange(len(outer))[::-1]
-        ax.hlines(y, outer["lower"], outer["upper"], color="tab:blue", lw=1.5, label=f"{ci_prob:.0%} interval")
+        ax.hlines(y, outer["prmse_lower"], outer["prmse_upper"], color="tab:blue", lw=1.5, label=f"{ci_prob:.0%} interval")
         ax.hlines(y, inner["lower"], inner["upper"], color="tab:blue", lw=4, label="50% interval")
-        ax.plot(outer["mean"], y, "o", color="white", mec="tab:blue", label="posterior mean")
+        ax.plot(outer["prmse_mean"], y, "o", color="white", mec="tab:blue", label="posterior mean")
         ax.plot(outer["closed_form"], y, "x", color="tab:red", ms=8, mew=2, label="closed form")
         ax.set_yticks(y, [str(s) for s in outer.index])
         ax.set_xlabel("PRMSE")
