@@ -1,5 +1,5 @@
 # Two commands for users: `make demo` and `make test`. Both install into .venv first if needed.
-.PHONY: install demo test validate bench notebooks clean
+.PHONY: install demo test validate bench notebooks docs clean
 
 VENV := .venv
 BIN := $(VENV)/bin
@@ -26,7 +26,10 @@ demo: install
 # left a second core idle (50 min alone here at 6cb0be4). worksteal balances the long notebooks.
 TEST_WORKERS ?= 2
 
+# ruff first (style rules in pyproject.toml: pyflakes, pycodestyle at 160 columns, isort, bugbear,
+# numpy-convention docstrings): a second, then the suite.
 test: install
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -m "not slow" -q --durations=15 -n $(TEST_WORKERS) --dist worksteal
 
 # Slow statistical checks (calibration, large recoveries).
@@ -40,9 +43,19 @@ $(VENV)/.bench-stamp: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+# The documentation site (docs/conf.py): API reference from the docstrings, the model cards and
+# the executed notebooks (their stored outputs), warnings as errors; CI builds it after make test.
+docs: install $(VENV)/.docs-stamp
+	$(BIN)/python -m sphinx -W --keep-going -b html -q docs docs/_build/html
+	@echo "the site: docs/_build/html/index.html"
+
+$(VENV)/.docs-stamp: pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	touch $@
+
 # Re-execute the notebooks in full mode and store their outputs (slow; run by hand).
 notebooks: install
 	$(BIN)/python notebooks/execute.py --full notebooks/*.ipynb
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info docs/_build docs/_copied

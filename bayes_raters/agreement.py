@@ -100,14 +100,14 @@ def standardized_mean_difference(system: object, human: object, *, method: str =
 
 
 def _long_numeric(table, columns: dict[str, str], what: str):
-    from bayes_raters.data import _ids, _numeric_scores, _require_columns, _require_frame
+    from bayes_raters.data import id_column, numeric_scores, require_columns, require_frame
 
-    table = _require_frame(table, what)
-    _require_columns(table, columns, what)
+    table = require_frame(table, what)
+    require_columns(table, columns, what)
     import pandas as pd
 
-    out = pd.DataFrame({role: _ids(table, name, what).to_numpy() for role, name in columns.items() if role != "score"})
-    out["score"] = _numeric_scores(table, columns["score"], what).to_numpy()
+    out = pd.DataFrame({role: id_column(table, name, what).to_numpy() for role, name in columns.items() if role != "score"})
+    out["score"] = numeric_scores(table, columns["score"], what).to_numpy()
     return out
 
 

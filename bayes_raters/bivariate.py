@@ -71,7 +71,7 @@ def bvn_cdf(h: np.ndarray, k: np.ndarray, rho: np.ndarray) -> np.ndarray:
     return np.clip(value, 0.0, 1.0)
 
 
-def _log_diff_ndtr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def log_diff_ndtr_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """log(Phi(b) - Phi(a)) for a <= b, stable in both tails."""
     flip = a > 0  # upper tail: Phi(b) - Phi(a) = Phi(-a) - Phi(-b)
     hi, lo = np.where(flip, -a, b), np.where(flip, -b, a)
@@ -108,7 +108,7 @@ def _log_rectangle_by_quadrature(l1, u1, l2, u2, rho, nodes: int = QUAD_NODES) -
     lo, hi = np.maximum(l1, np.minimum(hi, 0.0) - 40.0)[:, None], hi[:, None]
 
     def log_f(x):
-        return -0.5 * x**2 - 0.5 * _LOG_2PI + _log_diff_ndtr((l2[:, None] - rho[:, None] * x) / s, (u2[:, None] - rho[:, None] * x) / s)
+        return -0.5 * x**2 - 0.5 * _LOG_2PI + log_diff_ndtr_np((l2[:, None] - rho[:, None] * x) / s, (u2[:, None] - rho[:, None] * x) / s)
 
     coarse = lo + (hi - lo) * np.linspace(0.0, 1.0, 401)
     values = log_f(coarse)
@@ -161,16 +161,20 @@ class LogRectangle(Op):
     __props__ = ()
 
     def make_node(self, *bounds):
+        """The node: the bounds and rho broadcast to one shape, float64."""
         inputs = pt.broadcast_arrays(*(pt.as_tensor_variable(x).astype("float64") for x in bounds))
         return Apply(self, list(inputs), [inputs[0].type()])
 
     def perform(self, node, inputs, outputs):
+        """The log rectangle probabilities, in NumPy/SciPy."""
         outputs[0][0] = np.asarray(log_rectangle(*inputs), dtype="float64")
 
     def infer_shape(self, node, shapes):
+        """The output has the inputs' (broadcast) shape."""
         return [shapes[0]]
 
     def pullback(self, inputs, outputs, output_grads):
+        """The gradient with respect to the four bounds and rho (see the module docstring)."""
         l1, u1, l2, u2, rho = inputs
         (g,) = output_grads
         (log_p,) = outputs

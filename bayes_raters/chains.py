@@ -1,6 +1,6 @@
 """Per-chain work after sampling (the abilities' conditional draws of the marginal IRT
-families) run in threads, one generator per chain: the one scaffold :mod:`bayes_raters.irt.marginal`,
-:mod:`bayes_raters.irt.polytomous_fit` and :mod:`bayes_raters.irt.facets_draws` share."""
+families) run in threads, one generator per chain: the one scaffold :mod:`bayes_raters.irt.binary.marginal`,
+:mod:`bayes_raters.irt.polytomous.fit` and :mod:`bayes_raters.facets.draws` share."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ from bayes_raters.input_checks import (
 _SHOW = 5  # offending rows quoted in an error message
 
 
-def _require_frame(table: object, what: str) -> pd.DataFrame:
+def require_frame(table: object, what: str) -> pd.DataFrame:
+    """``table`` if it is a DataFrame; else an InvalidInputError naming ``what`` and the long format."""
     if not isinstance(table, pd.DataFrame):
         raise InvalidInputError(
             f"{what} must be a pandas DataFrame in long format, got {type(table).__name__}."
@@ -40,7 +41,7 @@ def _require_frame(table: object, what: str) -> pd.DataFrame:
     return table
 
 
-def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str, renamable: bool = True) -> None:
+def require_columns(table: pd.DataFrame, columns: dict[str, str], what: str, renamable: bool = True) -> None:
     """``columns`` maps canonical role -> the user's column name. ``renamable``: the roles
     are keyword arguments of the caller (advice names them); else the names are fixed."""
     absent = {role: name for role, name in columns.items() if name not in table.columns}
@@ -58,7 +59,8 @@ def _require_columns(table: pd.DataFrame, columns: dict[str, str], what: str, re
         )
 
 
-def _quote_rows(table: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
+def quote_rows(table: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
+    """The first rows of ``table`` where ``mask`` holds, as text for an error message (and how many more)."""
     rows = table.loc[np.asarray(mask)]
     shown = rows.head(_SHOW).to_dict(orient="records")
     more = f" and {len(rows) - _SHOW} more" if len(rows) > _SHOW else ""
@@ -95,7 +97,8 @@ def too_large(values: np.ndarray) -> np.ndarray:
         return np.abs(values) > MAX_ABS_SCORE
 
 
-def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool = False) -> pd.Series:
+def numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool = False) -> pd.Series:
+    """The numeric values of ``column`` (``booleans``: True/False as 1/0); an error quoting the rows that are not."""
     values = table[column]
     numbers = _as_numbers(values, booleans)
     if numbers is None:
@@ -105,7 +108,7 @@ def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool 
             bad = values.notna()
         raise InvalidInputError(
             f"{what}: column {column!r} must hold numbers, but it has dtype {values.dtype}; "
-            f"non-numeric rows: {_quote_rows(table, bad)}. Convert or drop these rows."
+            f"non-numeric rows: {quote_rows(table, bad)}. Convert or drop these rows."
         )
     values = numbers
     scores = values.astype(float)
@@ -113,26 +116,27 @@ def _numeric_scores(table: pd.DataFrame, column: str, what: str, booleans: bool 
     if missing.any():
         raise InvalidInputError(
             f"{what}: column {column!r} has {missing.sum()} missing (NaN) score(s), e.g. "
-            f"{_quote_rows(table, missing)}. A missing rating is an absent row: drop these rows."
+            f"{quote_rows(table, missing)}. A missing rating is an absent row: drop these rows."
         )
     infinite = ~np.isfinite(scores.to_numpy())
     if infinite.any():
         raise InvalidInputError(
-            f"{what}: column {column!r} has infinite score(s): {_quote_rows(table, infinite)}."
+            f"{what}: column {column!r} has infinite score(s): {quote_rows(table, infinite)}."
         )
     huge = too_large(scores.to_numpy())
     if huge.any():
-        raise InvalidInputError(f"{what}: column {column!r} {TOO_LARGE}: {_quote_rows(table, huge)}. Fix or drop these rows.")
+        raise InvalidInputError(f"{what}: column {column!r} {TOO_LARGE}: {quote_rows(table, huge)}. Fix or drop these rows.")
     return scores
 
 
-def _ids(table: pd.DataFrame, column: str, what: str) -> pd.Series:
+def id_column(table: pd.DataFrame, column: str, what: str) -> pd.Series:
+    """The ids of ``column`` as strings; an error quoting the rows where an id is missing."""
     ids = table[column]
     missing = ids.isna().to_numpy()
     if missing.any():
         raise InvalidInputError(
             f"{what}: column {column!r} has {missing.sum()} missing id(s), e.g. "
-            f"{_quote_rows(table, missing)}. Every row needs an id."
+            f"{quote_rows(table, missing)}. Every row needs an id."
         )
     warn_padded_ids(ids, column, what)
     return ids
@@ -143,7 +147,7 @@ def _no_duplicates(table: pd.DataFrame, keys: list[str], what: str) -> None:
     if duplicated.any():
         raise InvalidInputError(
             f"{what}: {duplicated.sum()} rows repeat a ({', '.join(keys)}) pair, e.g. "
-            f"{_quote_rows(table, duplicated)}. Keep one row per pair."
+            f"{quote_rows(table, duplicated)}. Keep one row per pair."
         )
 
 
@@ -175,12 +179,12 @@ def validate_long(
     ids, non-numeric, NaN or infinite scores, and repeated keys. Every long-format input
     of the package (ratings, system scores, comparisons, IRT responses) goes through here.
     """
-    table = _require_frame(table, what)
-    _require_columns(table, {**ids, score_role: score}, what)
+    table = require_frame(table, what)
+    require_columns(table, {**ids, score_role: score}, what)
     if table.empty:
         raise InvalidInputError(f"{what}: the table has no rows.")
-    out = pd.DataFrame({role: _ids(table, column, what).to_numpy() for role, column in ids.items()})
-    out["score"] = _numeric_scores(table, score, what, booleans).to_numpy()
+    out = pd.DataFrame({role: id_column(table, column, what).to_numpy() for role, column in ids.items()})
+    out["score"] = numeric_scores(table, score, what, booleans).to_numpy()
     _no_duplicates(out, list(ids), what)
     return out
 
@@ -255,19 +259,19 @@ def _numeric_scores_allow_nan(table: pd.DataFrame, column: str, what: str) -> No
         bad = pd.to_numeric(values, errors="coerce").isna() & values.notna()
         raise InvalidInputError(
             f"{what}: column {column!r} must hold numbers (NaN for a missing rating), but it has "
-            f"dtype {values.dtype}; non-numeric rows: {_quote_rows(table, bad)}."
+            f"dtype {values.dtype}; non-numeric rows: {quote_rows(table, bad)}."
         )
 
 
 def _wide_frame(wide: pd.DataFrame, columns: Sequence[str], response_column: str | None, what: str):
-    table = _require_frame(wide, what)
+    table = require_frame(wide, what)
     columns = list(columns)
     if not columns:
         raise InvalidInputError(f"{what}: name at least one score column.")
     needed = {f"column {c}": c for c in columns}
     if response_column is not None:
         needed["response id"] = response_column
-    _require_columns(table, needed, what)
+    require_columns(table, needed, what)
     ids = table[response_column] if response_column is not None else table.index.to_series()
     if ids.duplicated().any():
         raise InvalidInputError(
@@ -330,7 +334,7 @@ def wide_systems_to_long(
 def long_to_wide(ratings: pd.DataFrame, *, value: str = "score", columns: str = "rater") -> pd.DataFrame:
     """Convert validated long ratings (or system scores, ``columns="system"``) to a wide
     table indexed by response with one column per rater (system); NaN where absent."""
-    _require_columns(ratings, {"response": "response", columns: columns, "score": value}, "long table")
+    require_columns(ratings, {"response": "response", columns: columns, "score": value}, "long table")
     wide = ratings.pivot(index="response", columns=columns, values=value)
     wide.columns.name = None
     return wide

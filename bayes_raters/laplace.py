@@ -90,6 +90,7 @@ class LaplaceCheck:
 
     @property
     def accepted(self) -> bool:
+        """Whether the approximation passed its check (no reason to reject it)."""
         return not self.reason
 
 

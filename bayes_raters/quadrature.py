@@ -42,7 +42,7 @@ Rules (:class:`QuadratureRule`, weights include :math:`\varphi`):
   where shared nodes let the families use matrix products (units x observations x nodes as
   BLAS work, or units x nodes for the 1PL/2PL). With shared nodes the 2PL at 2,000 x 100
   costs 2.5 ms per log-density + gradient, and 0.7 ms when complete patterns go through the
-  weighted-score grid of :func:`bayes_raters.irt.marginal.score_grid_loglik`
+  weighted-score grid of :func:`bayes_raters.irt.binary.marginal.score_grid_loglik`
   (``benchmarks/bench_irt.py --gradient-only``).
 
 Conditional draws (:func:`draw_conditional`): the log conditional is known on the rule's
@@ -86,7 +86,7 @@ def fast_softplus(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _logsumexp(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+def logsumexp_np(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """NumPy log-sum-exp (scipy.special.logsumexp's checks cost more than the sum on small arrays)."""
     top = np.max(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -151,7 +151,7 @@ def marginal_loglik(node_loglik, log_weights):
     ``log_weights`` has shape (nodes,) or (units, nodes) (adaptive rules).
     """
     if isinstance(node_loglik, np.ndarray):
-        return _logsumexp(node_loglik + log_weights, axis=-1)
+        return logsumexp_np(node_loglik + log_weights, axis=-1)
     return pt.logsumexp(node_loglik + pt.as_tensor(log_weights), axis=-1)
 
 
@@ -180,7 +180,7 @@ def adaptive_gauss_hermite(center, scale, n_nodes: int = 7):
 def conditional_moments(node_loglik: np.ndarray, rule: QuadratureRule) -> tuple[np.ndarray, np.ndarray]:
     """Mean and SD of each unit's conditional of z from its log-likelihood on the rule's nodes."""
     log_post = node_loglik + rule.log_weights
-    weights = np.exp(log_post - _logsumexp(log_post, axis=-1, keepdims=True))
+    weights = np.exp(log_post - logsumexp_np(log_post, axis=-1, keepdims=True))
     mean = weights @ rule.nodes
     return mean, np.sqrt(np.maximum(weights @ rule.nodes**2 - mean**2, 0.0))
 

@@ -100,7 +100,7 @@ def check_ci_prob(ci_prob: float) -> None:
 
 def interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.DataFrame:
     """Posterior mean, SD and equal-tailed ``ci_prob`` interval (``lower``, ``upper``) of a
-    (chain, draw, *dims) array, one row per element of ``dims`` (a MultiIndex for several). The
+    ``(chain, draw, *dims)`` array, one row per element of ``dims`` (a MultiIndex for several). The
     SD is the sample SD over the draws (ddof 1), as ``az.summary`` gives it: the one SD convention
     of every table (:data:`SD_DDOF`)."""
     check_ci_prob(ci_prob)
@@ -283,11 +283,13 @@ class ModelName(str):
     :class:`DeprecationWarning` and returns ``call()``. As a string it is the plain name."""
 
     def __new__(cls, name: str, call):
+        """The name ``name`` whose call warns and returns ``call()``."""
         value = super().__new__(cls, name)
         value._call = call
         return value
 
     def __call__(self):
+        """The PyMC model, as ``result.model()`` returned it before (warns)."""
         warnings.warn("result.model is now the model's name; result.model() for the PyMC model is now result.pymc_model() "
                       "(the old call will be removed).", DeprecationWarning, stacklevel=2)
         return self._call()

@@ -48,6 +48,7 @@ class ConvergenceReport:
 
     @property
     def problems(self) -> list[str]:
+        """What fails the convergence rule (R-hat > 1.01, ESS < 400, divergences, Pareto k), one line each."""
         found = []
         if self.chains < 2:
             found.append(
@@ -68,9 +69,11 @@ class ConvergenceReport:
 
     @property
     def converged(self) -> bool:
+        """Whether no rule failed."""
         return not self.problems
 
     def to_dict(self) -> dict:
+        """The report as plain values (for attrs and JSON)."""
         return asdict(self)
 
 
@@ -259,7 +262,7 @@ def sample_model(
     biased sampler), run this many more chains (seed from :func:`derived_rng`) and pool them with
     the first (:func:`pooled_chains`; the posterior's ``extra_chains`` attribute says why). Chains
     are independent, so the pooled draws are draws of the same posterior, and R-hat over all of
-    them still flags a stuck chain. Used by the guessing IRT models (``irt.fit``), where a hard
+    them still flags a stuck chain. Used by the guessing IRT models (``irt.binary.fit``), where a hard
     item's weakly identified (a, b, c) leaves ESS just under 400 in a fifth of the fits.
 
     ``warm_start`` (PyMC's NUTS only): ``"never"`` (default); ``"after_laplace"``: when NUTS runs
@@ -270,7 +273,7 @@ def sample_model(
     Hessian and ``CHECK_PROPOSALS`` (1,000) proposals' Pareto :math:`\hat k` first when no Laplace
     draws were tried (:func:`bayes_raters.laplace.checked_approximation`; :func:`bayes_raters.laplace.warm_start`,
     where the measurements are; the posterior's ``nuts_warm_start`` attribute says so). For the
-    families where that was measured to help: ``irt.fit``'s unidimensional 1PL/2PL
+    families where that was measured to help: ``irt.binary.fit``'s unidimensional 1PL/2PL
     (``"after_laplace"``) and the many-facet model (``"always"``).
 
     ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
@@ -314,7 +317,7 @@ def sample_model(
     idata["posterior"].attrs["inference"] = fallback or "nuts"
     report = convergence_report(idata, check_var_names)
     if extra_chains and not report.converged and not report.divergences:
-        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=derived_rng(random_seed, 31), warm=warm, **nuts))
+        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=derived_rng(random_seed, "extra_chains"), warm=warm, **nuts))
         idata["posterior"].attrs["extra_chains"] = f"{extra_chains} added: the first {chains} gave {'; '.join(report.problems)}"
         report = convergence_report(idata, check_var_names)
     warn_if_not_converged(report, what)
@@ -328,7 +331,8 @@ def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, pro
     cores = resolve_cores(chains, cores)
     if warm is not None:
         kwargs = _warm_nuts(model, warm, chains, random_seed, **kwargs)
-    with quiet_pymc(), model, warnings.catch_warnings(), threadpool_limits(limits=blas_threads(chains, cores)), strict_float(), np.errstate(over="ignore", invalid="ignore"):
+    blas = threadpool_limits(limits=blas_threads(chains, cores))
+    with quiet_pymc(), model, warnings.catch_warnings(), blas, strict_float(), np.errstate(over="ignore", invalid="ignore"):
         warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
         # Python 3.12 warns at every fork of a process with more than one OS thread, and numpy's
         # OpenBLAS starts its worker pool at import (2 threads in a bare `import numpy` here), so
@@ -352,35 +356,45 @@ def _warm_approximation(check, k_max: float):
 
 def _checked_approximation(model, random_seed, initvals, k_max):
     r"""The Laplace approximation for a NUTS fit to start from when Pareto :math:`\hat k` of
-    importance draws from it (stream ``derived_rng(random_seed, 41)``) is at most ``k_max``
+    importance draws from it (stream ``"laplace_check"`` of :func:`derived_rng`) is at most ``k_max``
     (:func:`bayes_raters.laplace.checked_approximation`, :func:`_warm_approximation`), else None."""
     from bayes_raters.laplace import checked_approximation  # noqa: PLC0415  (imports this module)
 
     with _laplace_context():
-        check = checked_approximation(model, rng=derived_rng(random_seed, 41), initvals=initvals)
+        check = checked_approximation(model, rng=derived_rng(random_seed, "laplace_check"), initvals=initvals)
     return _warm_approximation(check, k_max)
 
 
 def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:
     """``pm.sample``'s keywords for NUTS started from the Laplace approximation ``approx``:
     starting points and a dense mass matrix from :func:`bayes_raters.laplace.warm_start` (the
-    points from the stream ``derived_rng(random_seed, 37)``), ``min(tune, WARM_TUNE)`` tuning
+    points from the stream ``"warm_start"`` of :func:`derived_rng`), ``min(tune, WARM_TUNE)`` tuning
     iterations, and a ``pm.NUTS`` step with the sampler settings (``target_accept`` and
     ``nuts_kwargs``) on the log density the mode search compiled (strict floating point, no
     second compile: 0.9 s on LSAT-7). ``initvals`` served the mode search already."""
     from bayes_raters.laplace import warm_start  # noqa: PLC0415  (imports this module)
 
-    starts, covariance = warm_start(model, approx, chains, derived_rng(random_seed, 37))
+    starts, covariance = warm_start(model, approx, chains, derived_rng(random_seed, "warm_start"))
     with model:
         step = pm.NUTS(vars=model.value_vars, potential=pm.step_methods.hmc.quadpotential.QuadPotentialFull(covariance),
                        logp_dlogp_func=approx.logp_dlogp, **nuts)
     return {"draws": draws, "tune": min(tune, WARM_TUNE), "initvals": starts, "step": step}
 
 
-def derived_rng(random_seed, stream: int) -> np.random.Generator:
+#: The secondary streams of a fit (:func:`derived_rng`), one number each, named where they are
+#: used so that no two uses share one: IRT abilities (binary, polytomous, multidimensional), the
+#: finite-sample PRMSE spread of the true-score model, the many-facet abilities, extra chains,
+#: warm-start points, the Laplace approximation's check.
+STREAMS = {"abilities": 17, "finite_sample": 7, "facets_abilities": 23, "extra_chains": 31, "warm_start": 37,
+           "laplace_check": 41}
+
+
+def derived_rng(random_seed, stream: int | str) -> np.random.Generator:
     """The generator of one secondary stream of draws of a fit (its theta draws, extra chains...):
     ``[seed, stream]`` for an integer seed (same seed, same draws), a child seeded from a
-    Generator's next integer, fresh entropy for None. The one derivation every fit uses."""
+    Generator's next integer, fresh entropy for None. ``stream``: a name of :data:`STREAMS` (or
+    its number). The one derivation every fit uses."""
+    stream = STREAMS[stream] if isinstance(stream, str) else stream
     if isinstance(random_seed, np.random.Generator):
         return np.random.default_rng(random_seed.integers(2**63))
     return np.random.default_rng(None if random_seed is None else [int(random_seed), stream])

@@ -6,7 +6,7 @@ among L independent posterior draws is uniform on 0..L whenever the fit is exact
 whose fit is biased, over- or under-dispersed shows ranks piled at one end, at both ends
 or in the middle.
 
-Here each configuration (:mod:`bayes_raters.sbc_models`) draws its parameters from the
+Here each configuration (:mod:`validation.sbc_models`) draws its parameters from the
 model's own priors and its data from the model, fits with the package's real fit path, and
 returns the posterior draws of each scalar quantity (parameters, PRMSE, a few per-item
 values). The rank uses L = 99 draws evenly spaced over all chains (fits have bulk ESS well

@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import machine_line  # noqa: E402
-
 import arviz as az  # noqa: E402
+from _machine import machine_line  # noqa: E402
 from pymc.blocking import DictToArrayBijection  # noqa: E402
 
 from bayes_raters.ctt import (  # noqa: E402

@@ -34,10 +34,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line  # noqa: E402
 
-import bayes_raters.irt.facets_fit as facets_fit  # noqa: E402
+import bayes_raters.facets.fit as facets_fit  # noqa: E402
 import bayes_raters.laplace as laplace  # noqa: E402
 import bayes_raters.sampling as sampling  # noqa: E402
-from bayes_raters.irt.facets_simulate import simulate_facet_ratings  # noqa: E402
+from bayes_raters.facets.simulate import simulate_facet_ratings  # noqa: E402
 
 #: (module, function) pairs whose time each fit reports.
 PARTS = ((laplace, "checked_approximation"), (sampling, "_run_nuts"), (facets_fit, "conditional_draws"))

@@ -6,7 +6,7 @@ Self-contained (numpy, jax, numpyro only; no PyMC), so it runs on a machine that
 GPU and nothing else of ours. Two workloads, both written as in the package:
 
 1. **Two-dimensional exploratory 2PL, 1,000 x 20 (two factors, correlation 0.3), abilities
-   integrated out** on the ball of trapezoid nodes of :mod:`bayes_raters.irt.multidim`
+   integrated out** on the ball of trapezoid nodes of :mod:`bayes_raters.irt.multidimensional.model`
    (spacing 0.41, radius 6: 665 nodes): per answer pattern
    :math:`\operatorname{logsumexp}_q(y_p\cdot\eta_q - \sum_j \log(1 + e^{\eta_{jq}}) + \log w_q)`,
    :math:`\eta = A z + d`, two matrix products per evaluation. Timed: one log density + gradient

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
 from bayes_raters.irt import fit_irt, simulate_responses  # noqa: E402
-from bayes_raters.irt.marginal import build_marginal_from_table  # noqa: E402
-from bayes_raters.irt.model import build_from_table, validate_responses  # noqa: E402
+from bayes_raters.irt.binary.marginal import build_marginal_from_table  # noqa: E402
+from bayes_raters.irt.binary.model import build_from_table, validate_responses  # noqa: E402
 
 SIZES = {"tiny": (200, 10), "small": (1000, 5), "medium": (2000, 100), "large": (10_000, 100)}
 

@@ -30,9 +30,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.irt import build_mirt_model, fit_irt  # noqa: E402
-from bayes_raters.irt.model import validate_responses  # noqa: E402
-from bayes_raters.irt.simulate import simulate_factor_answers  # noqa: E402
+from bayes_raters.irt import (  # noqa: E402
+    build_mirt_model,
+    fit_irt,
+    simulate_factor_answers,  # noqa: E402
+)
+from bayes_raters.irt.binary.model import validate_responses  # noqa: E402
 
 
 def gradient_times(answers, repeats: int = 20) -> None:

@@ -3,7 +3,8 @@ in one run: girth's MML (``grm_mml``; ``pcm_mml`` has one slope per item as the 
 process, and for the GRM OpenMx's Bock-Aitkin EM through ``Rscript`` where R and OpenMx are
 installed (its own timer: the EM alone, not R's start-up).
 
-Each row: wall time of ``fit_polytomous`` (sampling, theta draws, everything), min bulk and tail ESS, bulk ESS per second of the whole fit, max R-hat, divergences,
+Each row: wall time of ``fit_polytomous`` (sampling, theta draws, everything), min bulk and tail ESS, bulk ESS per
+second of the whole fit, max R-hat, divergences,
 and the ratio of our wall time to each ML fit. Data: bfi's neuroticism scale (real, 2,800 x 5 x 6,
 ``tests/data/bfi``) and simulated GRM answers of the issue's size (2,449 x 15 x 5, thresholds
 sorted N(0, 1.2) draws, a ~ U(0.5, 2.5)). Run: ``.venv/bin/python benchmarks/bench_irt_polytomous.py
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
 from bayes_raters.irt import fit_polytomous  # noqa: E402
-from bayes_raters.irt.polytomous import CategoryLayout, category_logp  # noqa: E402
+from bayes_raters.irt.polytomous.model import CategoryLayout, category_logp  # noqa: E402
 from bayes_raters.results import draw_categories  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"

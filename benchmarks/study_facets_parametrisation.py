@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the validation package
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.irt import fit_facets  # noqa: E402
-from bayes_raters.irt.facets_simulate import simulate_facet_ratings  # noqa: E402
-from bayes_raters.sbc_mirt_facets import simulate_facets  # noqa: E402
+from bayes_raters.facets import fit_facets  # noqa: E402
+from bayes_raters.facets.simulate import simulate_facet_ratings  # noqa: E402
+from validation.sbc_mirt_facets import simulate_facets  # noqa: E402
 
 
 def row(name, ratings, systems, seed, centred):

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine_line  # noqa: E402
 
 from bayes_raters.irt import fit_irt, validate_responses  # noqa: E402
-from bayes_raters.irt.marginal import answer_patterns, default_rule, node_loglik  # noqa: E402
+from bayes_raters.irt.binary.marginal import answer_patterns, default_rule, node_loglik  # noqa: E402
 from bayes_raters.quadrature import marginal_loglik  # noqa: E402
 
 

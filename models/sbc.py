@@ -2,7 +2,7 @@
 
     .venv/bin/python models/sbc.py [NAME ...] [--simulations 200] [--workers 2]
 
-NAME is a key of ``bayes_raters.sbc_models.CONFIGURATIONS`` (default: all). For each it
+NAME is a key of ``validation.sbc_models.CONFIGURATIONS`` (default: all). For each it
 writes ``models/sbc/NAME_ranks.csv`` (one row per simulation), ``NAME.csv`` (the uniformity
 table of ``bayes_raters.sbc.uniformity_table``) and ``NAME.png`` (ECDF-difference plot),
 and prints the table with the wall time and the machine. Each finished simulation is
@@ -17,14 +17,17 @@ import argparse
 import multiprocessing
 import os
 import platform
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 
-from bayes_raters.sbc import plot_sbc, run_sbc, uniformity_table
-from bayes_raters.sbc_models import CONFIGURATIONS
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's validation package (not installed)
+
+from bayes_raters.sbc import plot_sbc, run_sbc, uniformity_table  # noqa: E402
+from validation.sbc_models import CONFIGURATIONS  # noqa: E402
 
 OUT = Path(__file__).parent / "sbc"
 

@@ -68,7 +68,8 @@ def test_long_and_wide_on_either_side(export, capsys, ratings, systems):
     args = ["prmse", str(folder / f"{ratings}.csv"), "--systems", str(folder / f"{systems}.csv"), "--json",
             "--response-column", "essay_id"]
     args += ["--human", "R01", "--human", "R02"] if ratings.endswith("wide") else ["--rater-column", "rater_id"]
-    args += ["--system", "e-rater", "--system", "baseline"] if systems.endswith("wide") else ["--system-column", "engine", "--systems-score-column", "pred_score"]
+    wide = ["--system", "e-rater", "--system", "baseline"]
+    args += wide if systems.endswith("wide") else ["--system-column", "engine", "--systems-score-column", "pred_score"]
     assert main(args) == 0, capsys.readouterr().err
     records = _records(capsys)
     for engine in ("e-rater", "baseline"):
@@ -200,7 +201,7 @@ def test_pairwise_ties_no_on_tied_data_advises_the_flag(tmp_path, capsys):
 def test_facets_command_tables_prmse_and_flag_advice(tmp_path, capsys):
     """``bayes-raters facets`` on an essay design with its own column names: strict JSON with the
     rater, prompt and PRMSE tables and convergence; a missing column is named with the CLI flag."""
-    from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+    from bayes_raters.facets.simulate import simulate_facet_ratings
 
     ratings, systems, truth = simulate_facet_ratings(200, 5, 2, 5, random_seed=8)
     ratings.rename(columns={"response": "essay_id", "prompt": "task"}).to_csv(tmp_path / "ratings.csv", index=False)

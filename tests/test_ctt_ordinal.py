@@ -10,8 +10,7 @@ import pytest
 from scipy import integrate
 from scipy.special import log_ndtr
 
-from bayes_raters.ctt import build_true_score_model
-from bayes_raters.ctt import ordinal
+from bayes_raters.ctt import build_true_score_model, ordinal
 from bayes_raters.ctt.model import TrueScoreSpec, model_data, validate_true_score_inputs
 from bayes_raters.ctt.ordinal_units import ordinal_units
 

@@ -27,7 +27,8 @@ def _one_dataset(seed: int) -> list[dict]:
     for system, row in table.iterrows():
         scores = data["system_score"].sel(system=system).values
         truth = 1 - np.sum((scores - true) ** 2) / np.sum((true - true.mean()) ** 2)
-        rows.append({"system": system, "truth": truth, **row[["prmse_mean", "prmse_lower", "prmse_upper", "closed_form"]].rename(lambda c: c.removeprefix("prmse_")).to_dict()})
+        figures = row[["prmse_mean", "prmse_lower", "prmse_upper", "closed_form"]].rename(lambda c: c.removeprefix("prmse_"))
+        rows.append({"system": system, "truth": truth, **figures.to_dict()})
     return rows
 
 

@@ -1,4 +1,4 @@
-"""The many-facet model's per-response adaptive quadrature (bayes_raters.irt.facets_adaptive):
+"""The many-facet model's per-response adaptive quadrature (bayes_raters.facets.adaptive):
 the adaptive marginal equals the shared rule's (NumPy and the PyTensor model alike) on a design
 whose responses have 2 to 160 ratings, and the fit switches to it only where the shared rule is
 large."""
@@ -15,10 +15,10 @@ import pytensor.tensor as pt
 import pytest
 from scipy import stats
 
-from bayes_raters.irt.facets import adaptive_node_loglik, adaptive_true_score, build_facets_model, newton_centres
-from bayes_raters.irt.facets_adaptive import ADAPTIVE_NODES, adaptive_error, adaptive_marginal, uses_adaptive
-from bayes_raters.irt.facets_draws import node_loglik_at
-from bayes_raters.irt.facets_simulate import simulate_course_ratings, simulate_facet_ratings
+from bayes_raters.facets.adaptive import ADAPTIVE_NODES, adaptive_error, adaptive_marginal, uses_adaptive
+from bayes_raters.facets.draws import node_loglik_at
+from bayes_raters.facets.model import adaptive_node_loglik, adaptive_true_score, build_facets_model, newton_centres
+from bayes_raters.facets.simulate import simulate_course_ratings, simulate_facet_ratings
 from bayes_raters.quadrature import conditional_moments, marginal_loglik
 
 
@@ -122,7 +122,7 @@ def _course_fit(seed):
     import warnings
 
     from bayes_raters.errors import ConvergenceWarning
-    from bayes_raters.irt import fit_facets
+    from bayes_raters.facets import fit_facets
 
     ratings, truth = simulate_course_ratings(random_seed=seed)
     with warnings.catch_warnings():

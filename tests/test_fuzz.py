@@ -12,7 +12,6 @@ import warnings
 from collections import Counter
 
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +20,8 @@ from bayes_raters.ctt.model import build_true_score_model
 from bayes_raters.ctt.prmse import prmse_table
 from bayes_raters.data import validate_ratings, validate_system_scores, wide_to_long
 from bayes_raters.errors import BayesRatersError, BayesRatersWarning
+from bayes_raters.facets.model import build_facets_model
 from bayes_raters.irt import build_irt_model, validate_responses
-from bayes_raters.irt.facets import build_facets_model
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 from bayes_raters.pairwise.online import EASL, BoundedRA, TrueSkill
 

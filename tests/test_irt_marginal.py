@@ -15,8 +15,8 @@ from scipy import integrate, special, stats
 from bayes_raters import InvalidInputError
 from bayes_raters.errors import ConvergenceWarning
 from bayes_raters.irt import IRTResult, compare_irt_models, fit_irt, simulate_responses, validate_responses
-from bayes_raters.irt.marginal import answer_patterns, build_marginal_from_table
-from bayes_raters.irt.model import irt_probability, item_pivots
+from bayes_raters.irt.binary.marginal import answer_patterns, build_marginal_from_table
+from bayes_raters.irt.binary.model import irt_probability, item_pivots
 from bayes_raters.sampling import sample_model, sampler_settings
 
 FAST = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
@@ -240,8 +240,8 @@ def test_irt_families_sample_with_their_own_nuts_defaults(monkeypatch, model, di
     unidimensional marginal fit adds chains when the first mix too little, and the 1PL/2PL's
     NUTS starts from the Laplace approximation when its draws were rejected (``fit_irt``
     docstring); an explicit target_accept wins."""
-    import bayes_raters.irt.fit as irt_fit
-    import bayes_raters.irt.multidim_fit as multidim_fit
+    import bayes_raters.irt.binary.fit as irt_fit
+    import bayes_raters.irt.multidimensional.fit as multidim_fit
 
     seen = []
 
@@ -280,7 +280,7 @@ def test_score_grid_is_accurate_to_1e6_on_hard_cases(steepness):
     nodes summed directly (the grid's own error: the nodes themselves then need the finer rule
     of ``test_steep_items_get_a_finer_rule``). One knot per item misses 1e-6 there, so the knot
     count is measured, not padded."""
-    from bayes_raters.irt.marginal import KNOTS_PER_ITEM, node_loglik, score_grid_loglik
+    from bayes_raters.irt.binary.marginal import KNOTS_PER_ITEM, node_loglik, score_grid_loglik
     from bayes_raters.quadrature import marginal_loglik, rule_for
 
     rng = np.random.default_rng(0)
@@ -305,7 +305,7 @@ def test_complete_2pl_model_uses_the_score_grid_and_matches_the_integral():
     """900 respondents x 16 items, complete: the model goes through the weighted-score grid
     (far more patterns than knots) and its likelihood term still equals scipy's integral to
     1e-6 per respondent; with 10% missing answers, or LSAT7's 32 patterns, it does not."""
-    from bayes_raters.irt.marginal import uses_score_grid
+    from bayes_raters.irt.binary.marginal import uses_score_grid
 
     table = validate_responses(simulate_responses(900, 16, random_seed=4)[0])
     _, answered, _, _ = answer_patterns(table, pd.unique(table["respondent"]), pd.unique(table["item"]))
@@ -337,7 +337,7 @@ def test_steep_items_get_a_finer_rule():
     fit_irt does."""
     import xarray as xr
 
-    from bayes_raters.irt.marginal import QUADRATURE_TOLERANCE, default_rule, finer_rule, quadrature_error
+    from bayes_raters.irt.binary.marginal import QUADRATURE_TOLERANCE, default_rule, finer_rule, quadrature_error
 
     rng = np.random.default_rng(8)
     a, b, theta = 2.5 * rng.lognormal(0, 0.5, 30), rng.normal(0, 1, 30), rng.normal(0, 1, 400)
@@ -366,7 +366,8 @@ def test_pivoted_difficulties_keep_the_exchangeable_prior():
     shapes = irt.eval_rv_shapes()  # initial_point() cannot draw the flat variables
     point = {v.name: rng.normal(0, 0.5, shapes[v.name]) for v in irt.value_vars}
     point["b_sigma_log__"] = np.array(np.log(0.7))
-    outputs = irt.compile_fn(irt.replace_rvs_by_values([irt["b"], irt["a"], irt["b_prior"], irt["b_logit"]]), inputs=irt.value_vars, on_unused_input="ignore")(point)
+    graphs = irt.replace_rvs_by_values([irt["b"], irt["a"], irt["b_prior"], irt["b_logit"]])
+    outputs = irt.compile_fn(graphs, inputs=irt.value_vars, on_unused_input="ignore")(point)
     b, a, potential, logit = (np.asarray(v) for v in outputs)
     cov = 0.7**2 * np.eye(6) + np.ones((6, 6))
     expected = stats.multivariate_normal(np.zeros(6), cov).logpdf(b) + 3 * np.log(2 * np.pi) + np.log(a.sum()) - np.log(a).sum()
@@ -383,7 +384,7 @@ def test_guessing_models_keep_b_non_centred_where_the_2pl_centres_it():
     """400 answers per item: the 2PL's b is centred (pivoted), the 3PL's non-centred (its
     centred form diverged on prior draws with near-equal difficulties: 101 against 8 divergences
     over six SBC simulations); from 1,500 answers per item the 3PL's is centred too."""
-    from bayes_raters.irt.model import centred_items
+    from bayes_raters.irt.binary.model import centred_items
 
     table, _ = simulate_responses(400, 5, guessing=0.2, random_seed=11)
     big, _ = simulate_responses(1500, 3, guessing=0.2, random_seed=11)
@@ -402,7 +403,7 @@ def test_guessing_models_keep_b_non_centred_where_the_2pl_centres_it():
 def test_blocked_exact_loglik_equals_one_draw_at_a_time(model):
     """The ability draws evaluate the exact log-likelihood for a block of posterior draws at once
     (``point_loglik`` with (draws, items) parameters); each row must equal the one-draw call."""
-    from bayes_raters.irt.marginal import draw_block, point_loglik
+    from bayes_raters.irt.binary.marginal import draw_block, point_loglik
 
     rng = np.random.default_rng(41)
     draws, rows, items = 4, 30, 6

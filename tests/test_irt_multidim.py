@@ -1,4 +1,4 @@
-"""Multidimensional IRT (bayes_raters.irt.multidim): quadrature, anchors, input checks, and
+"""Multidimensional IRT (bayes_raters.irt.multidimensional.model): quadrature, anchors, input checks, and
 small exploratory and confirmatory fits. The 1D-vs-2D structure check at 1,000 x 20 is slow
 (tests/test_irt_validation.py)."""
 
@@ -10,11 +10,10 @@ import pytest
 from scipy import integrate, stats
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt import fit_irt
-from bayes_raters.irt.model import validate_responses
-from bayes_raters.irt.multidim import anchor_items, ball_rule, default_spacing, pattern_node_loglik, wide_correct
-from bayes_raters.irt.multidim_fit import MIRT_TOLERANCE, MultidimensionalIRTResult
-from bayes_raters.irt.simulate import simulate_factor_answers
+from bayes_raters.irt import fit_irt, simulate_factor_answers
+from bayes_raters.irt.binary.model import validate_responses
+from bayes_raters.irt.multidimensional.fit import MIRT_TOLERANCE, MultidimensionalIRTResult
+from bayes_raters.irt.multidimensional.model import anchor_items, ball_rule, default_spacing, pattern_node_loglik, wide_correct
 from bayes_raters.quadrature import marginal_loglik
 
 FAST = {"progressbar": False}  # the defaults, 2 x (1,000 + 1,000): at 2 x 500 max R-hat sits at NUTS's floor (models/irt.md)
@@ -188,7 +187,7 @@ def test_cli_multidimensional_errors_name_flags(tmp_path, capsys, extra, message
 
 @pytest.mark.parametrize("model, dims", [("3pl", 2), ("2pl", 3)])
 def test_3pl_and_three_dimensions_build_with_a_finite_density(model, dims):
-    from bayes_raters.irt.multidim import build_mirt_model
+    from bayes_raters.irt.multidimensional.model import build_mirt_model
 
     answers, _ = simulate_factor_answers(120, (3, 3, 3), 0.3, random_seed=4)
     built = build_mirt_model(validate_responses(answers), model, dims=dims)
@@ -202,7 +201,7 @@ def test_3pl_and_three_dimensions_build_with_a_finite_density(model, dims):
 def test_confirmatory_correlation_starts_at_the_identity():
     """PyMC's default starting point of LKJCorr goes through the C backend, which warned about
     BLAS at every confirmatory fit on a pip install; the model gives the identity instead."""
-    from bayes_raters.irt.multidim import build_mirt_model
+    from bayes_raters.irt.multidimensional.model import build_mirt_model
 
     answers, truth = simulate_factor_answers(60, (3, 3), 0.3, random_seed=4)
     built = build_mirt_model(validate_responses(answers), dimensions=truth["dimensions"])
@@ -218,7 +217,7 @@ def test_numpy_proposal_density_equals_the_model_log_density(model, structure, m
     value at points around the start, complete and incomplete answers, with and without c and
     the correlation's Cholesky factor."""
     from bayes_raters import laplace
-    from bayes_raters.irt.multidim import build_mirt_model
+    from bayes_raters.irt.multidimensional.model import build_mirt_model
 
     answers, truth = simulate_factor_answers(150, (4, 4), 0.3, random_seed=8)
     if missing:

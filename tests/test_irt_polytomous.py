@@ -10,7 +10,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from bayes_raters.errors import BayesRatersError, InputWarning
-from bayes_raters.irt.polytomous import (
+from bayes_raters.irt.polytomous.model import (
     CategoryLayout,
     answered_logp,
     build_polytomous_model,
@@ -155,7 +155,7 @@ def test_bad_ratings_raise_a_clear_error(change, message):
 
 @pytest.mark.parametrize("model", ["grm", "gpcm"])
 def test_information_is_the_fisher_information_of_the_category_probabilities(model):
-    from bayes_raters.irt.polytomous import item_information
+    from bayes_raters.irt.polytomous.model import item_information
 
     h = 1e-5
     p = np.exp(category_logp(model, A, B, THETA, LAYOUT, lib=np))
@@ -172,7 +172,7 @@ def test_unknown_model_is_refused():
 
 
 def _simulated(model, n=150, n_items=5, k=4, seed=7):
-    from bayes_raters.irt.polytomous import CategoryLayout
+    from bayes_raters.irt.polytomous.model import CategoryLayout
 
     rng = np.random.default_rng(seed)
     layout = CategoryLayout(np.full(n_items, k))
@@ -190,7 +190,7 @@ def _simulated(model, n=150, n_items=5, k=4, seed=7):
 def test_gpcm_fit_has_tables_theta_draws_loo_replicates_and_saves_losslessly(tmp_path):
     import arviz as az
 
-    from bayes_raters.irt.polytomous_fit import fit_polytomous
+    from bayes_raters.irt.polytomous.fit import fit_polytomous
 
     result = fit_polytomous(_simulated("gpcm"), "gpcm", draws=2000, tune=700, chains=2, random_seed=3, progressbar=False)
     assert result.posterior["theta"].dims == ("chain", "draw", "respondent")
@@ -246,7 +246,7 @@ def test_default_laplace_draws_match_nuts_on_the_same_data():
     """inference="auto" keeps importance-sampled Laplace draws here (Pareto k below 0.7); their
     posterior means and SDs match NUTS's on the same data (Monte Carlo error of a mean
     difference at these ESS: about 0.05 SD; the bound is 0.3 SD)."""
-    from bayes_raters.irt.polytomous_fit import fit_polytomous
+    from bayes_raters.irt.polytomous.fit import fit_polytomous
 
     ratings = _simulated("grm", n=800, seed=11)
     default = fit_polytomous(ratings, "grm", random_seed=5, progressbar=False)

@@ -14,7 +14,7 @@ import pytest
 
 from bayes_raters.errors import ConvergenceWarning, SlopeWarning
 from bayes_raters.irt import fit_irt, fit_polytomous
-from bayes_raters.irt.model import HIERARCHY_MIN_ITEMS, resolve_hierarchical
+from bayes_raters.irt.binary.model import HIERARCHY_MIN_ITEMS, resolve_hierarchical
 
 
 def _long(wide: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -160,8 +160,8 @@ def test_facets_rater_severities_agree_with_an_ordinal_mixed_model_on_insteval(s
     links differ: adjacent-category logits against cumulative ones) and the lecturers' abilities
     >= 0.98 with clmm's locations; the adaptive rule's error at the posterior stays below its
     tolerance."""
-    from bayes_raters.irt import fit_facets
-    from bayes_raters.irt.facets_adaptive import ADAPTIVE_TOLERANCE
+    from bayes_raters.facets import fit_facets
+    from bayes_raters.facets.adaptive import ADAPTIVE_TOLERANCE
 
     ratings = pd.read_csv(shared_data / "insteval" / "insteval_ratings.csv").assign(prompt="lecture")
     with warnings.catch_warnings():
@@ -216,7 +216,7 @@ def test_small_difficulty_spread_takes_the_non_centred_form():
     the centred (pivoted) difficulties diverge (231 divergences, R-hat 1.20, when they were the
     only form), so ``fit_irt`` samples them non-centred too and keeps that fit: no divergence,
     converged, and the attributes say which form was kept and what each gave."""
-    from bayes_raters.sbc_models import simulate_irt
+    from validation.sbc_models import simulate_irt
 
     _, table = simulate_irt(np.random.default_rng([11, 2018]), "2pl")
     result = fit_irt(table, "2pl", random_seed=11, progressbar=False)

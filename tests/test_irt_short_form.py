@@ -4,7 +4,6 @@ respondents (a 20-item bank here; 40 items, k = 5, 10, 20 in make validate)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from bayes_raters.errors import InvalidInputError

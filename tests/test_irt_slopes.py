@@ -79,8 +79,8 @@ def test_a_reversed_rater_is_flagged_and_the_facets_fit_warns_before_sampling(mo
     """Many-facet model: a rater whose scale runs backwards (score 7 - s on a 1-6 scale) has a
     negative rater-rest correlation (against the other raters of the same response and prompt)
     and is the only rater flagged; as simulated, none is. fit_facets names the rater."""
-    import bayes_raters.irt.facets_fit as facets_fit
-    from bayes_raters.irt import fit_facets, simulate_facet_ratings
+    import bayes_raters.facets.fit as facets_fit
+    from bayes_raters.facets import fit_facets, simulate_facet_ratings
     from bayes_raters.irt.slopes import rater_rest_correlations
 
     ratings, _, _ = simulate_facet_ratings(400, 8, 2, 6, random_seed=11)
@@ -103,8 +103,8 @@ def test_a_reversed_item_of_a_confirmatory_dimension_is_flagged(monkeypatch):
     """Confirmatory multidimensional 2PL (each item's one loading forced positive): an item
     answered backwards (1 - correct) is flagged against the other items of its own dimension,
     and fit_irt(dimensions=...) names it; the exploratory model has no such check."""
-    import bayes_raters.irt.multidim_fit as multidim_fit
-    from bayes_raters.irt.simulate import simulate_factor_answers
+    import bayes_raters.irt.multidimensional.fit as multidim_fit
+    from bayes_raters.irt import simulate_factor_answers
     from bayes_raters.irt.slopes import dimension_rest_correlations
 
     answers, truth = simulate_factor_answers(800, (5, 5), 0.3, random_seed=4)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from bayes_raters.irt import fit_irt, simulate_responses
-from bayes_raters.irt.simulate import interval_coverage, polytomous_recovery
+from validation.recovery import interval_coverage, polytomous_recovery
 
 pytestmark = pytest.mark.slow
 
@@ -134,7 +134,7 @@ def _close_fit(seed, design):
 def _structure(task):
     """One fit of Lalor et al.'s structure check in a fresh process (numpyro: JAX stays out
     of the pytest process, which forks later)."""
-    from bayes_raters.irt.simulate import dimensionality_check
+    from validation.recovery import dimensionality_check
 
     seed, groups, fit_seed, with_1d = task
     return dimensionality_check(seed, groups, 0.3, 1000, fit_seed=fit_seed, with_unidimensional=with_1d,
@@ -178,7 +178,7 @@ def test_many_facet_severity_coverage_and_erratic_rater_flag():
     has SD 0.024 at 0.9), the planted erratic rater (a = 0.25) is flagged in at least 14 of 16
     sets, other raters are flagged in at most 5% of cases (8 of 144), and the engine's 90% PRMSE
     interval holds its PRMSE against the planted true scores in at least 12 of 16 sets."""
-    from bayes_raters.irt.facets_simulate import facets_recovery
+    from validation.recovery import facets_recovery
 
     fit = functools.partial(facets_recovery, progressbar=False)
     with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("forkserver")) as pool:

@@ -24,8 +24,8 @@ from bayes_raters.pairwise import (
     hits_to_pairs,
     latent_values,
     run_elicitation_experiment,
+    updates,
 )
-from bayes_raters.pairwise import updates
 
 ITEMS = ["a", "b", "c", "d", "e", "f"]
 

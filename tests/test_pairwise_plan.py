@@ -16,11 +16,19 @@ from scipy import integrate, stats
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.plan import (
-    bald_scores, comparisons_to_stop, laplace_update, outcome_terms, plan_pairwise, plot_pairwise_plan, ranks,
-    ranking_measures, top_k_probability, top_set_probability,
+    bald_scores,
+    comparisons_to_stop,
+    laplace_update,
+    outcome_terms,
+    plan_pairwise,
+    plot_pairwise_plan,
+    ranking_measures,
+    ranks,
+    top_k_probability,
+    top_set_probability,
 )
-from bayes_raters.pairwise.plan_check import TRUTH, compare, one_replication, planted_truth, refit
 from bayes_raters.pairwise.simulate import outcome_probabilities, simulate_judgements
+from validation.pairwise_plan_check import TRUTH, compare, one_replication, planted_truth, refit
 
 
 @pytest.mark.parametrize("link", ["rao-kupper", "probit"])

@@ -1,4 +1,4 @@
-"""The PRMSE planner (bayes_raters.plan): its table, its input errors, and its prediction against
+"""The PRMSE planner (bayes_raters.ctt.plan): its table, its input errors, and its prediction against
 real refits (one design point here; three designs x 20 refits in make validate)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from bayes_raters.ctt import fit_true_score
+from bayes_raters.ctt.plan import plan_double_scoring
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.plan import plan_double_scoring
-from bayes_raters.plan_check import realised_width, simulate_evaluation
+from validation.plan_check import realised_width, simulate_evaluation
 
 
 @pytest.fixture(scope="module")

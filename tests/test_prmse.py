@@ -245,7 +245,6 @@ def test_integer_and_fractional_response_ids_join_without_a_pandas_warning():
     """Found by the fuzzer: system ids 1..4 (int) against rating ids that include 4.5 (float)
     made pandas warn on the join; ids match exactly (4 == 4.0), so the table is the one the
     same ids written as floats give, and no warning leaks."""
-
     ratings = pd.DataFrame({"response": [1, 1, 2, 2, 3, 3, 4, 4, 4.5, 4.5], "rater": ["a", "b"] * 5,
                             "score": [1, 2, 2, 3, 3, 3, 4, 5, 2, 2]})
     systems = pd.DataFrame({"response": [1, 2, 3, 4], "system": "S", "score": [1.5, 2.5, 3, 4.5]})

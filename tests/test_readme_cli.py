@@ -20,7 +20,7 @@ FITS = {  # module attribute the command imports at call time -> what it fits
     "bayes_raters.ctt.posterior.fit_true_score": "true-score model",
     "bayes_raters.irt.fit_irt": "IRT model",
     "bayes_raters.pairwise.fit_pairwise": "pairwise model",
-    "bayes_raters.irt.facets_fit.fit_facets": "many-facet model",
+    "bayes_raters.facets.fit.fit_facets": "many-facet model",
 }
 
 

@@ -44,7 +44,8 @@ def test_irt_2pl_short_run_matches_reference(method):
     from its conditional) must give the same posterior, abilities included."""
     stored = pd.read_csv(MODELS / "irt_2pl_reference.csv", index_col="variable")
     assert len(stored) == 10 + 10 + reference.IRT_RESPONDENTS
-    result = fit_irt(reference.irt_reference_data(), "2pl", method=method, hierarchical=False, draws=1000, tune=1000, chains=4, cores=2, random_seed=1, nuts_sampler="pymc")
+    result = fit_irt(reference.irt_reference_data(), "2pl", method=method, hierarchical=False, draws=1000, tune=1000, chains=4, cores=2,
+                     random_seed=1, nuts_sampler="pymc")
     short = reference.element_summary(result.idata["posterior"].to_dataset(), reference.IRT_VARIABLES)
     assert list(short.index) == list(stored.index)
     _assert_matches(short, stored)

@@ -17,17 +17,16 @@ from bayes_raters.ctt import protocol
 from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, validate_true_score_inputs
 from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
-from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous
-from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
-from bayes_raters.irt.facets_simulate import simulate_facet_ratings
-from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
-from bayes_raters.irt.polytomous_fit import PolytomousResult
-from bayes_raters.irt.simulate import simulate_factor_answers, simulate_ratings
+from bayes_raters.facets.fit import FacetsResult, fit_facets
+from bayes_raters.facets.simulate import simulate_facet_ratings
+from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous, simulate_factor_answers, simulate_ratings
+from bayes_raters.irt.multidimensional.fit import MultidimensionalIRTResult
+from bayes_raters.irt.polytomous.fit import PolytomousResult
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise
 from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport
-from bayes_raters.sbc_models import simulate_irt, simulate_pairwise, simulate_true_score
+from validation.sbc_models import simulate_irt, simulate_pairwise, simulate_true_score
 
 matplotlib.use("Agg")
 SMALL = {"draws": 200, "tune": 300, "chains": 2}
@@ -160,6 +159,25 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
         original, back = result.idata[group].to_dataset(), loaded.idata[group].to_dataset()
         for variable in original.data_vars:
             np.testing.assert_array_equal(original[variable].values, back[variable].values)
+
+
+#: Each family's unit table: the method and the parameter prefix of its columns.
+UNIT_TABLES = {"true_score": ("response_table", "true_score"), "irt": ("respondent_table", "theta"),
+               "polytomous": ("respondent_table", "theta"), "multidimensional": ("respondent_table", "theta"),
+               "facets": ("response_table", "theta"), "pairwise": ("item_table", "s")}
+
+
+def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
+    """One row per unit (response, respondent, item) with ``<param>_mean/_sd/_lower/_upper``,
+    the interval nested in the draws' range and the mean inside it (issue 37, point 1)."""
+    name, result = fitted
+    method, param = UNIT_TABLES[name]
+    table = getattr(result, method)(ci_prob=0.8)
+    columns = [f"{param}_{part}" for part in ("mean", "sd", "lower", "upper")]
+    assert set(columns) <= set(table.columns) and len(table) >= 10
+    values = table[columns]
+    assert values.notna().all().all() and (values[f"{param}_sd"] > 0).all()
+    assert ((values[f"{param}_lower"] < values[f"{param}_mean"]) & (values[f"{param}_mean"] < values[f"{param}_upper"])).all()
 
 
 def test_result_classes_share_the_protocol():

@@ -21,14 +21,14 @@ import pytest
 
 from bayes_raters.errors import ConvergenceWarning
 from bayes_raters.irt import simulate_responses, validate_responses
-from bayes_raters.irt.marginal import build_marginal_from_table
+from bayes_raters.irt.binary.marginal import build_marginal_from_table
 from bayes_raters.sampling import sample_model
 
 CHILD = """
 import sys
 import numpy as np
 from bayes_raters.irt import simulate_responses, validate_responses
-from bayes_raters.irt.marginal import build_marginal_from_table
+from bayes_raters.irt.binary.marginal import build_marginal_from_table
 from bayes_raters.sampling import strict_float
 
 answers, _ = simulate_responses(200, 6, random_seed=1)
@@ -149,7 +149,7 @@ def test_sample_refined_refines_until_the_error_is_small_and_keeps_only_the_last
         return f"model@{setting}", setting
 
     def sample(model):
-        warnings.warn(f"warning from {model}", UserWarning)
+        warnings.warn(f"warning from {model}", UserWarning, stacklevel=2)
         return f"idata@{model}", "report"
 
     def error_of(idata, model, setting):
@@ -215,8 +215,8 @@ def test_fits_that_used_int_seed_accept_a_generator_and_repeat_with_it(family):
     """fit_polytomous and fit_facets called int(random_seed), so a numpy Generator raised. The
     GRM takes the Laplace path (its seed reaches the proposals), the facets model NUTS; both then
     draw theta from a stream derived from the same Generator."""
-    from bayes_raters.irt import fit_facets, fit_polytomous, simulate_facet_ratings
-    from bayes_raters.irt.simulate import simulate_ratings
+    from bayes_raters.facets import fit_facets, simulate_facet_ratings
+    from bayes_raters.irt import fit_polytomous, simulate_ratings
 
     if family == "polytomous":
         data = simulate_ratings(80, 4, 3, random_seed=1)[0]
@@ -235,7 +235,7 @@ def _fake_form(divergences):
     from types import SimpleNamespace
 
     def sample_form(form):
-        warnings.warn(f"form {form}", UserWarning)
+        warnings.warn(f"form {form}", UserWarning, stacklevel=2)
         return SimpleNamespace(report=SimpleNamespace(divergences=divergences[form]))
     return sample_form
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from bayes_raters.sbc import RANK_DRAWS, Configuration, as_datatree, plot_sbc, quantities, run_sbc, uniformity_table
-from bayes_raters.sbc_models import CONFIGURATIONS, fit_true_score_normal, simulate_true_score_normal
+from validation.sbc_models import CONFIGURATIONS, fit_true_score_normal, simulate_true_score_normal
 
 SHORT = {"draws": 400, "tune": 400, "chains": 2, "cores": 1, "target_accept": 0.95}
 
@@ -67,6 +67,21 @@ def test_same_seed_same_ranks():
     config = Configuration("x", simulate_true_score_normal, functools.partial(fit_true_score_normal, settings=SHORT))
     first, again = (run_sbc(config, 1, seed=3) for _ in range(2))
     pd.testing.assert_frame_equal(first, again)
+
+
+def test_a_dask_cluster_gives_the_ranks_of_the_process_pool():
+    """The runner takes any ``concurrent.futures`` executor (issue 37): two simulations on a
+    process pool and on a local Dask cluster's executor give identical ranks, row for row."""
+    from distributed import Client, LocalCluster
+
+    config = Configuration("x", simulate_true_score_normal, functools.partial(fit_true_score_normal, settings=SHORT))
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        pooled = run_sbc(config, 2, seed=5, executor=pool)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        clustered = run_sbc(config, 2, seed=5, executor=client.get_executor())
+    assert len(pooled) == 2 and pooled["seed"].nunique() == 2
+    pd.testing.assert_frame_equal(pooled, clustered)
 
 
 @pytest.mark.slow
@@ -139,8 +154,8 @@ def test_polytomous_sbc_simulator_draws_from_the_models_own_priors(model):
     import pymc as pm
     from scipy import stats
 
-    from bayes_raters.irt.polytomous import build_polytomous_model
-    from bayes_raters.sbc_polytomous import POLYTOMOUS_SIZE, item_parameters, simulate_polytomous
+    from bayes_raters.irt.polytomous.model import build_polytomous_model
+    from validation.sbc_polytomous import POLYTOMOUS_SIZE, item_parameters, simulate_polytomous
 
     n, n_items, n_categories = POLYTOMOUS_SIZE
     truth, ratings = simulate_polytomous(np.random.default_rng(4), model)

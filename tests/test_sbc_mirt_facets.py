@@ -10,8 +10,8 @@ import pymc as pm
 import pytest
 from scipy import stats
 
-from bayes_raters.irt.facets import build_facets_model
-from bayes_raters.sbc_mirt_facets import (
+from bayes_raters.facets.model import build_facets_model
+from validation.sbc_mirt_facets import (
     FACETS_SIZE,
     MIRT_SIZE,
     facets_parameters,

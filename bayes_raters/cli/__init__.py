@@ -87,6 +87,7 @@ def _run(args):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``bayes-raters`` with ``argv`` (default: the command line); returns the exit code (2: bad input)."""
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings(record=True) as caught:

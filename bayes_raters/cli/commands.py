@@ -64,7 +64,7 @@ def _wide_id(table: pd.DataFrame, column: str) -> str | None:
     return column if column in table.columns or column != "response" else None
 
 
-def _ratings(args: argparse.Namespace, table: pd.DataFrame, score_range) -> pd.DataFrame:
+def ratings_from_args(args: argparse.Namespace, table: pd.DataFrame, score_range) -> pd.DataFrame:
     """The validated long ratings (canonical columns) of the ratings file, long or wide."""
     from bayes_raters.data import validate_ratings, wide_to_long
 
@@ -75,7 +75,7 @@ def _ratings(args: argparse.Namespace, table: pd.DataFrame, score_range) -> pd.D
     )
 
 
-def _systems(args: argparse.Namespace, table: pd.DataFrame | None, ratings_table: pd.DataFrame, ratings: pd.DataFrame) -> pd.DataFrame:
+def systems_from_args(args: argparse.Namespace, table: pd.DataFrame | None, ratings_table: pd.DataFrame, ratings: pd.DataFrame) -> pd.DataFrame:
     """System scores, long (canonical columns), from --systems FILE (``table``) or the ratings
     file's --system columns."""
     from bayes_raters.data import validate_system_scores, wide_systems_to_long
@@ -112,8 +112,8 @@ def prmse_frame(args: argparse.Namespace) -> pd.DataFrame:
     score_range = tuple(args.score_range) if args.score_range else None
     ratings_table = read_table(args.ratings, args)
     systems_table = read_table(args.systems, args) if args.systems else None  # both read before either is judged
-    ratings = _ratings(args, ratings_table, score_range)
-    systems = _systems(args, systems_table, ratings_table, ratings)
+    ratings = ratings_from_args(args, ratings_table, score_range)
+    systems = systems_from_args(args, systems_table, ratings_table, ratings)
     table = prmse_table(ratings, systems, error_variance=args.error_variance)
     if not args.bayes:
         return table
@@ -146,6 +146,7 @@ def json_value(key: str, value):
 
 
 def json_records(table: pd.DataFrame) -> list[dict]:
+    """The PRMSE table as JSON records, one per system, with the keys the CLI documents."""
     records = []
     keys = PRMSE_KEYS[1:] + [k for k in [*BAYES_KEYS, *CONVERGENCE_KEYS] if k in table.columns]
     for system, row in table.iterrows():
@@ -156,11 +157,13 @@ def json_records(table: pd.DataFrame) -> list[dict]:
 
 
 def text_table(table: pd.DataFrame, digits: int = 7) -> str:
+    """``table`` as plain text with ``digits`` decimals, wide enough not to wrap."""
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         return table.to_string(float_format=lambda x: f"{x:.{digits}f}")
 
 
 def prmse(args: argparse.Namespace) -> Output:
+    """The ``prmse`` sub-command: closed-form (and with ``--bayes`` posterior) PRMSE per system."""
     table = prmse_frame(args)
     return Output(text_table(table), json_records(table), {"prmse": table})
 
@@ -183,6 +186,7 @@ def convergence_record(report) -> dict:
 
 
 def irt(args: argparse.Namespace) -> Output:
+    """The ``irt`` sub-command: fit an IRT model to the answers file and return its tables."""
     from bayes_raters.irt import fit_irt  # imports PyMC: only when asked
 
     answers = read_table(args.responses, args)

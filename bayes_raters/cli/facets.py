@@ -7,12 +7,11 @@ from __future__ import annotations
 import argparse
 
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
+from bayes_raters.cli.options import file_options, output_options, sampler_options
 
 
 def add_parser(commands, command) -> None:
     """The ``facets`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
-    from bayes_raters.cli.parser import file_options, output_options, sampler_options
-
     facets = command(
         commands, "facets", "rater severity and consistency, prompt difficulty (many-facet model)",
         "RATINGS.csv: one row per rating with the response, the prompt it answers, the rater and a whole-number "
@@ -44,8 +43,9 @@ def add_parser(commands, command) -> None:
 
 
 def facets(args: argparse.Namespace) -> Output:
+    """The ``facets`` sub-command: fit the many-facet rater model and return its rater, prompt and PRMSE tables."""
     from bayes_raters.cli.commands import convergence_record, records, text_table
-    from bayes_raters.irt.facets_fit import fit_facets  # imports PyMC: only when asked
+    from bayes_raters.facets.fit import fit_facets  # imports PyMC: only when asked
 
     ratings = read_table(args.ratings, args)
     systems = None if args.systems is None else read_table(args.systems, args)

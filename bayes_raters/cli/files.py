@@ -1,9 +1,9 @@
 """Reading the user's CSV files and writing the command's result.
 
-Delimiters are detected (``csv.Sniffer`` over the first 64 KiB, among , ; tab and |) unless
+Delimiters are detected (``csv.Sniffer`` over the first 64 KiB, among ``,`` ``;`` tab and ``|``) unless
 ``--sep`` is given, and a detected delimiter other than a comma is named on stderr, so a
 semicolon export from a spreadsheet reads as it is and the user sees why. Results go to
-stdout (a table, or strict JSON with ``--json``) or to ``--output FILE.csv|.json``."""
+stdout (a table, or strict JSON with ``--json``) or to ``--output FILE.csv`` or ``FILE.json``."""
 
 from __future__ import annotations
 

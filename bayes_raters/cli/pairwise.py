@@ -7,14 +7,13 @@ from __future__ import annotations
 import argparse
 
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
+from bayes_raters.cli.options import file_options, output_options, sampler_options
 
 ONLINE = {"trueskill": "TrueSkill", "bounded-ra": "BoundedRA"}
 
 
 def add_parser(commands, command) -> None:
     """The ``pairwise`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
-    from bayes_raters.cli.parser import file_options, output_options, sampler_options
-
     pairwise = command(
         commands, "pairwise", "item scores from pairwise comparisons (Bayesian or online)",
         "COMPARISONS.csv: one row per judgement (or per distinct judgement with --count-column) with the "
@@ -99,7 +98,8 @@ def _with_plan(output: Output, result, args: argparse.Namespace) -> Output:
 
 
 def pairwise(args: argparse.Namespace) -> Output:
-    from bayes_raters.cli.commands import records, text_table, convergence_record
+    """The ``pairwise`` sub-command: fit the chosen method to the comparisons file and return the item table."""
+    from bayes_raters.cli.commands import convergence_record, records, text_table
 
     check_plan_options(args)
     table = read_table(args.comparisons, args)

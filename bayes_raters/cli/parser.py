@@ -9,6 +9,11 @@ import re
 import textwrap
 from importlib.metadata import PackageNotFoundError, version
 
+from bayes_raters.cli.facets import add_parser as facets_parser
+from bayes_raters.cli.options import file_options, output_options, rating_file_options, sampler_options
+from bayes_raters.cli.pairwise import add_parser as pairwise_parser
+from bayes_raters.cli.plan import add_parser as plan_parser
+
 #: Python keyword named in package advice -> the command-line flag that does the same.
 FLAGS = {
     "response": "--response-column", "rater": "--rater-column", "system": "--system-column",
@@ -67,23 +72,19 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def command_parser(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    """A sub-command's parser on ``commands`` with the shared help formatter."""
     return commands.add_parser(name, help=help, description=textwrap.fill(description, 88), formatter_class=_Formatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole ``bayes-raters`` argument parser, every sub-command included."""
     parser = argparse.ArgumentParser(prog="bayes-raters", description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _prmse_parser(commands)
     _irt_parser(commands)
-    from bayes_raters.cli.pairwise import add_parser as pairwise_parser
-
     pairwise_parser(commands, command_parser)
-    from bayes_raters.cli.facets import add_parser as facets_parser
-
     facets_parser(commands, command_parser)
-    from bayes_raters.cli.plan import add_parser as plan_parser
-
     plan_parser(commands, command_parser)
     example = command_parser(
         commands, "example", "write the example CSV files into a folder",
@@ -122,22 +123,6 @@ def _prmse_parser(commands) -> None:
     output_options(prmse)
 
 
-def rating_file_options(command: argparse.ArgumentParser) -> None:
-    """The ratings file and --systems FILE with their column options (prmse, plan)."""
-    command.add_argument("ratings", help="CSV of human ratings (long or wide)")
-    command.add_argument("--systems", metavar="FILE", help="CSV of system scores (long, or wide with --system COL)")
-    ratings = command.add_argument_group("columns of the ratings file")
-    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
-    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
-    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
-    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
-    systems = command.add_argument_group("columns of the system-scores file (default: as in the ratings file)")
-    systems.add_argument("--systems-response-column", metavar="NAME", help="response id in --systems FILE")
-    systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
-    systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
-    systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
-    file_options(command)
-
 
 def _irt_parser(commands) -> None:
     irt = command_parser(
@@ -163,7 +148,8 @@ def _irt_parser(commands) -> None:
     irt.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS sampler (numpyro needs jax)")
     irt.add_argument(
         "--inference", choices=["auto", "nuts", "laplace"], default="auto",
-        help="marginal fits (unidimensional and --dims/--dimensions): auto keeps importance-sampled Laplace draws when they pass their checks (Pareto k, R-hat, ESS) "
+        help="marginal fits (unidimensional and --dims/--dimensions): auto keeps importance-sampled Laplace draws "
+        "when they pass their checks (Pareto k, R-hat, ESS) "
         "and runs NUTS otherwise; nuts or laplace forces one",
     )
     structure = irt.add_mutually_exclusive_group()
@@ -192,24 +178,3 @@ def _irt_parser(commands) -> None:
     file_options(irt)
     sampler_options(irt, draws=1000)
     output_options(irt)
-
-
-def file_options(command: argparse.ArgumentParser) -> None:
-    files = command.add_argument_group("reading the files")
-    files.add_argument("--sep", default=None, metavar="CHAR", help="column delimiter, e.g. ',' ';' or '\\t' (default: detected, and named on stderr if not ',')")
-    files.add_argument("--encoding", default="utf-8", metavar="NAME", help="text encoding, e.g. latin-1 or cp1252")
-
-
-def sampler_options(group, *, draws: int) -> None:
-    group.add_argument("--draws", type=int, metavar="N", default=draws, help="posterior draws per chain")
-    group.add_argument("--tune", type=int, metavar="N", default=1000, help="warm-up draws per chain")
-    group.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
-    group.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
-
-
-def output_options(command: argparse.ArgumentParser, *, tables: bool = True) -> None:
-    output = command.add_argument_group("output")
-    if tables:
-        output.add_argument("--json", action="store_true", help="print strict JSON (null for missing) instead of a table")
-        output.add_argument("--output", metavar="FILE", help="write the result to FILE.csv or FILE.json instead of stdout")
-    output.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr (warnings still)")

@@ -1,19 +1,19 @@
 """``bayes-raters plan``: how many more double-scored responses until each system's PRMSE
 interval (and the difference of two systems) is narrow enough: the true-score model fitted to
-the pilot's ratings, then :func:`bayes_raters.plan.plan_double_scoring` over a grid."""
+the pilot's ratings, then :func:`bayes_raters.ctt.plan.plan_double_scoring` over a grid."""
 
 from __future__ import annotations
 
 import argparse
 
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
+from bayes_raters.cli.options import output_options, rating_file_options, sampler_options
 
 DEFAULT_EXTRA = [0, 100, 300, 1000, 3000, 10000]
 
 
 def add_parser(commands, command) -> None:
-    from bayes_raters.cli.parser import output_options, rating_file_options, sampler_options
-
+    """The ``plan`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
     plan = command(
         commands, "plan", "how many more double-scored responses for a narrow PRMSE interval",
         "Fits the Bayesian true-score model to the pilot's ratings and system scores (the files and columns "
@@ -45,7 +45,8 @@ def reach(plan, target: float) -> dict:
 
 
 def plan(args: argparse.Namespace) -> Output:
-    from bayes_raters.cli.commands import _ratings, _systems, convergence_record, records, text_table
+    """The ``plan`` sub-command: fit the pilot, then the planner's table over a grid of designs."""
+    from bayes_raters.cli.commands import convergence_record, ratings_from_args, records, systems_from_args, text_table
     from bayes_raters.errors import InvalidInputError
 
     if args.target_width is not None and args.target_width <= 0:
@@ -56,10 +57,10 @@ def plan(args: argparse.Namespace) -> Output:
         raise InvalidInputError("give the system scores: --systems SYSTEMS.csv, or --system COL for columns of a wide ratings file.")
     ratings_table = read_table(args.ratings, args)
     systems_table = read_table(args.systems, args) if args.systems else None
-    ratings = _ratings(args, ratings_table, None)
-    systems = _systems(args, systems_table, ratings_table, ratings)
+    ratings = ratings_from_args(args, ratings_table, None)
+    systems = systems_from_args(args, systems_table, ratings_table, ratings)
+    from bayes_raters.ctt.plan import plan_double_scoring
     from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC: only when asked
-    from bayes_raters.plan import plan_double_scoring
 
     with progress_on_stderr():
         result = fit_true_score(ratings, systems, draws=args.draws, tune=args.tune, chains=args.chains,

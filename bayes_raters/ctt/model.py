@@ -65,15 +65,24 @@ CUTPOINTS = ("fixed", "estimated")
 class TrueScoreSpec:
     """Options of the true-score model (see the module docstring).
 
-    rater_effects: hierarchical zero-sum offset (severity) per rater.
-    rater_error: ``"common"`` error SD, or ``"rater"`` for one SD per rater (hierarchical).
-    observation: ``"normal"`` (T integrated out) or ``"ordinal"`` (integer scores on
-        ``score_range``, rating = round(T + delta_r + e) clipped to the scale).
-    cutpoints: ordinal only; ``"fixed"`` at k + 1/2, or ``"estimated"`` (outer two fixed
-        at their rounding values to anchor location and scale, inner ones free).
-    joint: all systems in one model (default: one model per system, as the closed form).
-    score_range: declared scale; scales the priors and is required for ordinal.
-    error_variance: known rater error variance; fixes sigma_e = sqrt(error_variance).
+    Attributes
+    ----------
+    rater_effects
+        Hierarchical zero-sum offset (severity) per rater.
+    rater_error
+        ``"common"`` error SD, or ``"rater"`` for one SD per rater (hierarchical).
+    observation
+        ``"normal"`` (T integrated out) or ``"ordinal"`` (integer scores on ``score_range``,
+        rating = round(T + delta_r + e) clipped to the scale).
+    cutpoints
+        Ordinal only; ``"fixed"`` at k + 1/2, or ``"estimated"`` (outer two fixed at their
+        rounding values to anchor location and scale, inner ones free).
+    joint
+        All systems in one model (default: one model per system, as the closed form).
+    score_range
+        Declared scale; scales the priors and is required for ordinal.
+    error_variance
+        Known rater error variance; fixes sigma_e = sqrt(error_variance).
     """
 
     rater_effects: bool = False
@@ -106,6 +115,7 @@ class TrueScoreSpec:
         )
 
     def to_dict(self) -> dict:
+        """The options as plain values (for a result's attrs and its saved file)."""
         out = asdict(self)
         out["score_range"] = list(self.score_range) if self.score_range else None
         return out

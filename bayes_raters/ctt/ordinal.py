@@ -52,7 +52,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.stats import truncnorm
 
-from bayes_raters.bivariate import FAR, _log_diff_ndtr, log_diff_ndtr, log_rectangle_probability, shift_derivatives
+from bayes_raters.bivariate import FAR, log_diff_ndtr, log_diff_ndtr_np, log_rectangle_probability, shift_derivatives
 from bayes_raters.ctt.finite_sample import spread_terms
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.quadrature import adaptive_rule, draw_conditional, trapezoid_rule
@@ -93,7 +93,7 @@ def log_interval_probability(mean, sd, lower, upper, lib=pt):
     """:math:`\\log[\\Phi((u - m)/s) - \\Phi((l - m)/s)]`, stable in both tails."""
     if lib is pt:
         return log_diff_ndtr((lower - mean) / sd, (upper - mean) / sd)
-    return _log_diff_ndtr((lower - mean) / sd, (upper - mean) / sd)
+    return log_diff_ndtr_np((lower - mean) / sd, (upper - mean) / sd)
 
 
 def one_rating_moments(mean, var, lower, upper, error_var, lib=pt):
@@ -134,6 +134,7 @@ class OrdinalParameters:
         return self.cut[category] - shift, self.cut[category + 1] - shift
 
     def error_var(self, rater):
+        """The error variance of ``rater`` (indices): per rater, or the common one broadcast."""
         sd = self.error_sd
         return sd[rater] ** 2 if getattr(sd, "ndim", 0) else sd**2 + 0.0 * rater
 

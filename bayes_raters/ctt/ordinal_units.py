@@ -45,6 +45,7 @@ class OrdinalUnits:
 
     @property
     def n_units(self) -> int:
+        """How many units (responses) the three blocks hold together."""
         return int(self.single.size + self.pair.size + self.multi.size)
 
     def blocks(self) -> tuple[slice, slice, slice]:

@@ -9,7 +9,6 @@ data, and the convergence of every fit.
 from __future__ import annotations
 
 import functools
-
 import warnings
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
-from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, renamed, worst_report
+from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, interval_table, renamed, worst_report
 from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model
 
 #: The columns of a posterior interval that take the quantity as prefix (``prmse_mean`` ...).
@@ -108,10 +107,12 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
 
     @property
     def ratings(self) -> pd.DataFrame:
+        """The validated human ratings the model was fitted to (long, canonical columns)."""
         return dataset_to_frame(self.idata["ratings"].to_dataset())
 
     @property
     def system_scores(self) -> pd.DataFrame:
+        """The validated system scores the model was fitted to (long, canonical columns)."""
         return dataset_to_frame(self.idata["system_scores"].to_dataset())
 
     def convergence_table(self) -> pd.DataFrame:
@@ -182,6 +183,14 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
         ax.set_xlabel("PRMSE")
         ax.legend(loc="best", fontsize="small")
         return ax
+
+    def response_table(self, system=None, ci_prob: float = 0.9, n_draws: int = 1000, random_seed=None) -> pd.DataFrame:
+        """Each response's true score: ``true_score_mean``, ``_sd``, ``_lower``, ``_upper`` (the
+        ``<param>_mean`` pattern and ``ci_prob`` interval of every family's unit table), from
+        ``n_draws`` draws of :meth:`true_score_draws` (``system``: whose fit, as there)."""
+        draws = self.true_score_draws(system, n_draws=n_draws, random_seed=random_seed).transpose("sample", "response")
+        values = xr.DataArray(draws.values[None], dims=("chain", "draw", "response"), coords={"response": draws["response"].values})
+        return interval_table(values, ci_prob, ("response",)).add_prefix("true_score_")
 
     def true_score_draws(self, system=None, n_draws: int = 100, random_seed=None) -> xr.DataArray:
         """Draws of T_i from their exact conditional given the data and a posterior draw
@@ -308,7 +317,11 @@ def fit_true_score(
     own model (human ratings + that system's scores, the responses it scored), so one
     system's errors cannot inform another's PRMSE; ``joint=True`` fits all at once.
     Every fit's convergence is checked and a :class:`ConvergenceWarning` is issued
-    for any fit with R-hat > 1.01, ESS < 400 or divergences. ``target_accept`` defaults
+    for any fit with R-hat > 1.01, ESS < 400 or divergences. ``draws`` defaults to 2,000 per chain
+    (the other families: 1,000): PRMSE is compared with the closed form to the third decimal, and
+    on the demo's design (``bayes-raters demo``, seeds 2020, 1, 2; 2 chains) the Monte Carlo SE of
+    the 5% and 95% quantiles of ``prmse`` was 0.0015-0.0021 at 1,000 draws and 0.0011-0.0016 at
+    2,000 (min bulk ESS 752-852 against 1,273-1,706). ``target_accept`` defaults
     to 0.95: with ~100 double-scored responses from unreliable raters 0.9 left an
     occasional divergence near tau -> 0. The ordinal model runs PyMC's NUTS with a dense mass
     matrix (``init="jitter+adapt_full"``): its handful of parameters (mu, sigma_T, sigma_e,
@@ -362,7 +375,7 @@ def fit_true_score(
             progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )
-        spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), derived_rng(seed, 7))
+        spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), derived_rng(seed, "finite_sample"))
         trees[name]["posterior"] = xr.DataTree(spread)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -49,7 +49,7 @@ LOG_2PI = float(np.log(2 * np.pi))
 LOG_LIK_DRAWS = 400  # draws kept for the pointwise log-likelihood (memory: draws x responses)
 
 
-def _ids(values) -> np.ndarray:
+def id_column(values) -> np.ndarray:
     """Ids as stored in netCDF: kept as they are, unless of mixed types (then as text)."""
     values = np.asarray(values)
     return values.astype(str) if values.dtype == object else values
@@ -62,8 +62,8 @@ def data_groups(rated: pd.DataFrame, scored: pd.DataFrame) -> dict[str, xr.Datas
     )
     constant = xr.Dataset(
         {
-            "rating_response": ("rating", _ids(rated["response"])), "rating_rater": ("rating", _ids(rated["rater"])),
-            "score_response": ("system_row", _ids(scored["response"])), "score_system": ("system_row", _ids(scored["system"])),
+            "rating_response": ("rating", id_column(rated["response"])), "rating_rater": ("rating", id_column(rated["rater"])),
+            "score_response": ("system_row", id_column(scored["response"])), "score_system": ("system_row", id_column(scored["system"])),
         }
     )
     return {"observed_data": observed, "constant_data": constant}
@@ -256,7 +256,7 @@ class TrueScoreGroups:
         none), with a ``system`` dimension for separate fits."""
         shape = (draws.sizes["chain"], draws.sizes["draw"], size)
         arrays = []
-        for system, (rows, values) in pieces.items():
+        for rows, values in pieces.values():
             full = np.full(shape, np.nan)
             full[:, :, rows] = values.reshape(shape[0], shape[1], -1)
             arrays.append(full)
@@ -278,7 +278,7 @@ class TrueScoreGroups:
             p = stacked(self._fit_draws(draws, system, model))
             log_lik = ordinal_loglik(data, self.spec, p) if self.spec.observation == "ordinal" else conditional_and_loglik(data, p)[2]
             pieces["joint" if system is None else system] = (position.get_indexer(data.responses), log_lik)
-        array = self._per_fit(pieces, "response", {"response": _ids(responses)}, len(responses), draws)
+        array = self._per_fit(pieces, "response", {"response": id_column(responses)}, len(responses), draws)
         return xr.Dataset({"ratings_and_scores": array})
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:

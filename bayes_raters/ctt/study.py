@@ -256,6 +256,7 @@ class InProcessExecutor(Executor):
     """Runs each submitted call at once, in this process (the default executor)."""
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
+        """Run ``fn(*args, **kwargs)`` now and return a finished future (the in-process executor)."""
         future: Future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
@@ -271,27 +272,33 @@ def _run(cells: Sequence[tuple[Callable, tuple]], executor: Executor | None) -> 
 
 
 def metric_stability(config: StudyConfig = StudyConfig(), executor: Executor | None = None) -> pd.DataFrame:
+    """The paper's metric-stability experiment (Figure 4), one cell per rater category, on ``executor``."""
     return _run([(metric_stability_cell, (config, c)) for c in range(len(CATEGORIES))], executor)
 
 
 def prmse_stability(config: StudyConfig = StudyConfig(), executor: Executor | None = None) -> pd.DataFrame:
+    """PRMSE against the rater pair used, one cell per rater category, on ``executor``."""
     return _run([(prmse_stability_cell, (config, c)) for c in range(len(CATEGORIES))], executor)
 
 
 def ranking(config: StudyConfig = StudyConfig(), executor: Executor | None = None, repetitions: int = 1) -> pd.DataFrame:
+    """How often each metric ranks the systems as their true R2 does, over ``repetitions``, on ``executor``."""
     return _run([(ranking_cell, (config, r)) for r in range(repetitions)], executor)
 
 
 def more_raters(config: StudyConfig = StudyConfig(), executor: Executor | None = None) -> pd.DataFrame:
+    """Metrics against the average of more raters, one cell per rater category, on ``executor``."""
     return _run([(more_raters_cell, (config, c)) for c in range(len(CATEGORIES))], executor)
 
 
 def double_scoring(config: StudyConfig = StudyConfig(), executor: Executor | None = None) -> pd.DataFrame:
+    """Closed-form PRMSE against the number of double-scored responses (Table 4), on ``executor``."""
     cells = [(double_scoring_cell, (config, c, s)) for c in range(len(CATEGORIES)) for s in range(len(config.double_scored))]
     return _run(cells, executor)
 
 
 def bayesian_double_scoring(config: StudyConfig = StudyConfig(), executor: Executor | None = None) -> pd.DataFrame:
+    """Posterior PRMSE and its interval against the number of double-scored responses, on ``executor``."""
     cells = [
         (bayesian_double_scoring_cell, (config, c, s, p))
         for c in range(len(CATEGORIES))

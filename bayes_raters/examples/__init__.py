@@ -20,7 +20,7 @@ shipped copies against it):
   one row per distinct (system_a, system_b, result) with the count ``n``.
 * ``essay_facets.csv``: essays on two prompts, each scored 1-6 by two of 6 raters, long:
   ``essay_id``, ``prompt``, ``rater_id``, ``score``; 300 essays; rater ``R06`` is erratic
-  (:func:`bayes_raters.irt.simulate_facet_ratings`).
+  (:func:`bayes_raters.facets.simulate_facet_ratings`).
 * ``essay_engine.csv``: an engine's scores of the same essays: ``essay_id``, ``system``, ``score``.
 """
 
@@ -97,7 +97,7 @@ def _comparisons(rng: np.random.Generator) -> pd.DataFrame:
 
 def _facets() -> tuple[pd.DataFrame, pd.DataFrame]:
     """300 essays, 2 prompts, 6 raters (the last erratic), two ratings each, and one engine."""
-    from bayes_raters.irt import simulate_facet_ratings
+    from bayes_raters.facets import simulate_facet_ratings
 
     ratings, engine, _ = simulate_facet_ratings(300, 6, 2, 6, erratic=(5,), random_seed=SEED)
     essay = {f"e{k}": f"EF-{k + 1:04d}" for k in range(300)}

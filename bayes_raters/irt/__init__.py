@@ -1,43 +1,61 @@
-"""Item response theory: 1PL/2PL/3PL/4PL in PyMC, item diagnostics, scoring, scale building;
-graded response and generalized partial credit models for ordinal items; multidimensional
-(compensatory) 2PL/3PL; the many-facet rater model (rater severity and consistency, prompt
-difficulty) for ratings of responses to prompts."""
+"""Item response theory, one sub-package per family, each with the same file roles (``model``:
+the PyMC model; ``fit``: ``fit_*`` and its result class; ``simulate``): ``binary`` (1PL/2PL/3PL/4PL
+for right/wrong answers; ``marginal`` integrates the abilities out), ``polytomous`` (graded
+response and generalized partial credit models for ordinal items; ``kernel`` their compiled
+category probabilities), ``multidimensional`` (compensatory 2PL/3PL). Shared by the families:
+item diagnostics and information (``diagnostics``, ``plots``), local dependence (Yen's Q3),
+slopes that the data contradict (``slopes``), scale building and model comparison (``scale``),
+short forms (``short_form``). The many-facet rater model is its own family, :mod:`bayes_raters.facets`
+(its names are still importable from here for one deprecation period, with a warning)."""
 
-from bayes_raters.irt.facets import build_facets_model
-from bayes_raters.irt.facets_fit import FacetsResult, fit_facets
-from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+import warnings
+
+from bayes_raters.irt.binary.fit import IRTResult, fit_irt
+from bayes_raters.irt.binary.model import IRT_MODELS, build_irt_model, validate_responses
+from bayes_raters.irt.binary.simulate import simulate_responses
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
-from bayes_raters.irt.fit import IRTResult, fit_irt
+from bayes_raters.irt.multidimensional.fit import MultidimensionalIRTResult
+from bayes_raters.irt.multidimensional.model import build_mirt_model
+from bayes_raters.irt.multidimensional.simulate import simulate_factor_answers
+from bayes_raters.irt.polytomous.fit import PolytomousResult, fit_polytomous
+from bayes_raters.irt.polytomous.model import POLYTOMOUS_MODELS, build_polytomous_model
+from bayes_raters.irt.polytomous.simulate import simulate_ratings
 from bayes_raters.irt.scale import build_scale, compare_irt_models
-from bayes_raters.irt.model import IRT_MODELS, build_irt_model, validate_responses
-from bayes_raters.irt.multidim import build_mirt_model
-from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
-from bayes_raters.irt.polytomous import POLYTOMOUS_MODELS, build_polytomous_model
-from bayes_raters.irt.polytomous_fit import PolytomousResult, fit_polytomous
 from bayes_raters.irt.short_form import short_form
-from bayes_raters.irt.simulate import simulate_responses
 
 __all__ = [
-    "FacetsResult",
     "IRT_MODELS",
     "IRTResult",
     "MultidimensionalIRTResult",
     "POLYTOMOUS_MODELS",
     "PolytomousResult",
-    "build_facets_model",
     "build_irt_model",
     "build_mirt_model",
     "build_polytomous_model",
     "build_scale",
     "compare_irt_models",
     "empirical_reliability",
-    "fit_facets",
     "fit_irt",
     "fit_polytomous",
     "information_curves",
     "item_information",
     "short_form",
-    "simulate_facet_ratings",
+    "simulate_factor_answers",
+    "simulate_ratings",
     "simulate_responses",
     "validate_responses",
 ]
+
+#: Names that moved to :mod:`bayes_raters.facets` (issue 37: the many-facet model is a family of
+#: its own); importing them from here still works, with a DeprecationWarning.
+MOVED = {"FacetsResult", "build_facets_model", "fit_facets", "simulate_facet_ratings"}
+
+
+def __getattr__(name: str):
+    if name in MOVED:
+        import bayes_raters.facets
+
+        warnings.warn(f"bayes_raters.irt.{name} is now bayes_raters.facets.{name}; the old place will be removed.",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(bayes_raters.facets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.irt.model import irt_probability
+from bayes_raters.irt.binary.model import irt_probability
 
 PARAMETERS = ("a", "b", "c", "d")
 

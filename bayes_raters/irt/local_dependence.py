@@ -40,15 +40,15 @@ take seconds.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.irt.binary.model import irt_probability
 from bayes_raters.irt.diagnostics import item_parameters
-from bayes_raters.irt.model import irt_probability
-from bayes_raters.irt.polytomous import category_logp
+from bayes_raters.irt.polytomous.model import category_logp
 from bayes_raters.results import check_ci_prob
 
 #: Default thresholds of a flag: posterior predictive p-value and excess correlation.

@@ -28,8 +28,8 @@ import xarray as xr
 from threadpoolctl import threadpool_limits
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.irt.binary.model import irt_probability
 from bayes_raters.irt.diagnostics import PARAMETERS, expected_a_posteriori, item_information, item_parameters
-from bayes_raters.irt.model import irt_probability
 from bayes_raters.results import check_ci_prob, thinned_posterior
 
 GRID = np.linspace(-4.0, 4.0, 81)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_columns, _require_frame
+from bayes_raters.data import id_column, numeric_scores, quote_rows, require_columns, require_frame
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.input_checks import id_type_advice
 from bayes_raters.pairwise.updates import OUTCOME_CODES
@@ -36,7 +36,7 @@ def canonical_columns(table: pd.DataFrame, names: dict[str, str], what: str) -> 
     """``table`` with the user's column names (``names``: canonical name -> the user's, as
     passed to the keyword of the same name) renamed to the canonical ones; a named column that
     is missing is an error naming the keyword."""
-    table = _require_frame(table, what)
+    table = require_frame(table, what)
     renamed = {user: canonical for canonical, user in names.items() if user != canonical}
     missing = [f"{canonical}={user!r}" for user, canonical in renamed.items() if user not in table.columns]
     if missing:
@@ -47,14 +47,14 @@ def canonical_columns(table: pd.DataFrame, names: dict[str, str], what: str) -> 
 def pair_ids(table: pd.DataFrame, column: str, what: str) -> tuple[pd.Series, pd.Series]:
     """The ``item_a`` and ``item_b`` ids of a pair table with a ``column`` of judgements,
     checked present and different within each row."""
-    table = _require_frame(table, what)
-    _require_columns(table, {"item_a": "item_a", "item_b": "item_b", column: column}, what, renamable=False)
-    first, second = _ids(table, "item_a", what), _ids(table, "item_b", what)
+    table = require_frame(table, what)
+    require_columns(table, {"item_a": "item_a", "item_b": "item_b", column: column}, what, renamable=False)
+    first, second = id_column(table, "item_a", what), id_column(table, "item_b", what)
     same = first.to_numpy() == second.to_numpy()
     if same.any():
         raise InvalidInputError(
             f"{what}: {same.sum()} row(s) compare an item with itself, e.g. "
-            f"{_quote_rows(table, same)}. Drop these rows."
+            f"{quote_rows(table, same)}. Drop these rows."
         )
     return first, second
 
@@ -80,12 +80,12 @@ def reject_count_column(table: pd.DataFrame, what: str, advice: str) -> None:
 def expand_counts(table: pd.DataFrame, count: str, what: str) -> pd.DataFrame:
     """Repeat each row of ``table`` as many times as its ``count`` column says (whole numbers
     >= 0), so that aggregated judgements become one row per judgement."""
-    _require_columns(table, {"count": count}, what)
-    counts = _numeric_scores(table, count, what).to_numpy()
+    require_columns(table, {"count": count}, what)
+    counts = numeric_scores(table, count, what).to_numpy()
     bad = (counts < 0) | (counts != np.round(counts))
     if bad.any():
         raise InvalidInputError(
-            f"{what}: the count column {count!r} must hold whole numbers >= 0; bad rows: {_quote_rows(table, bad)}."
+            f"{what}: the count column {count!r} must hold whole numbers >= 0; bad rows: {quote_rows(table, bad)}."
         )
     return table.loc[table.index.repeat(counts.astype(np.int64))].drop(columns=count).reset_index(drop=True)
 
@@ -96,7 +96,7 @@ def outcome_labels(table: pd.DataFrame, what: str) -> pd.Series:
     if bad.any():
         raise InvalidInputError(
             f"{what}: column 'outcome' must be one of {sorted(OUTCOME_CODES)} (seen from item_a); "
-            f"bad rows: {_quote_rows(table, bad)}."
+            f"bad rows: {quote_rows(table, bad)}."
         )
     return table["outcome"]
 
@@ -121,13 +121,13 @@ def validate_pairs(table: pd.DataFrame, items: pd.Index, what: str = "comparison
 def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
     """The ``value`` column of a scalar-judgement table (columns ``item, value``), checked
     to be numbers in [0, 1]."""
-    table = _require_frame(table, what)
-    _require_columns(table, {"item": "item", "value": "value"}, what, renamable=False)
-    value = _numeric_scores(table, "value", what).to_numpy()
+    table = require_frame(table, what)
+    require_columns(table, {"item": "item", "value": "value"}, what, renamable=False)
+    value = numeric_scores(table, "value", what).to_numpy()
     outside = (value < 0.0) | (value > 1.0)
     if outside.any():
         raise InvalidInputError(
-            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {_quote_rows(table, outside)}. "
+            f"{what}: {outside.sum()} value(s) lie outside [0, 1], e.g. {quote_rows(table, outside)}. "
             "Rescale slider values to [0, 1] (e.g. divide a 0-100 slider by 100)."
         )
     return value
@@ -136,20 +136,20 @@ def unit_values(table: pd.DataFrame, what: str) -> np.ndarray:
 def validate_scalars(table: pd.DataFrame, items: pd.Index, what: str = "scalar judgements") -> dict[str, np.ndarray]:
     """Columns ``item, value`` with value in [0, 1] -> integer positions and values."""
     value = unit_values(table, what)
-    return {"index": item_positions(items, _ids(table, "item", what), "item", what), "value": value}
+    return {"index": item_positions(items, id_column(table, "item", what), "item", what), "value": value}
 
 
 def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:
     """Columns ``hit, item, value``: each HIT a set of distinct items with scalars in [0, 1]."""
-    hits = _require_frame(hits, what)
-    _require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what, renamable=False)
-    out = pd.DataFrame({"hit": _ids(hits, "hit", what).to_numpy(), "item": _ids(hits, "item", what).to_numpy()})
+    hits = require_frame(hits, what)
+    require_columns(hits, {"hit": "hit", "item": "item", "value": "value"}, what, renamable=False)
+    out = pd.DataFrame({"hit": id_column(hits, "hit", what).to_numpy(), "item": id_column(hits, "item", what).to_numpy()})
     out["value"] = unit_values(hits, what)
     repeated = out.duplicated(["hit", "item"], keep=False).to_numpy()
     if repeated.any():
         raise InvalidInputError(
             f"{what}: a HIT shows each item once, but {repeated.sum()} rows repeat an item within "
-            f"a HIT, e.g. {_quote_rows(out, repeated)}."
+            f"a HIT, e.g. {quote_rows(out, repeated)}."
         )
     return out
 

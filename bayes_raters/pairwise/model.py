@@ -50,7 +50,7 @@ from scipy import special
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 
-from bayes_raters.data import _ids, _numeric_scores, _quote_rows, _require_frame
+from bayes_raters.data import id_column, numeric_scores, quote_rows, require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRIZATIONS, abilities_from_differences, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
@@ -76,7 +76,7 @@ class PairwiseData:
 def _annotator_column(table: pd.DataFrame, annotator: str | None, what: str) -> pd.Series:
     if annotator is None or annotator not in table.columns:
         return pd.Series(["(all)"] * len(table), index=table.index)
-    return _ids(table, annotator, what).astype(str)
+    return id_column(table, annotator, what).astype(str)
 
 
 def _require_rows(table: pd.DataFrame, what: str) -> None:
@@ -87,7 +87,7 @@ def _require_rows(table: pd.DataFrame, what: str) -> None:
 def _check_comparisons(table: pd.DataFrame, annotator: str | None, count: str | None = None) -> pd.DataFrame:
     what = "comparisons"
     if count is not None:
-        table = expand_counts(_require_frame(table, what), count, what)
+        table = expand_counts(require_frame(table, what), count, what)
     first, second = pair_ids(table, "outcome", what)
     if count is None:
         reject_count_column(table, what, "Pass count={column!r} to use it as the number of judgements, or drop the column.")
@@ -104,7 +104,7 @@ def _check_scalars(table: pd.DataFrame, annotator: str | None) -> pd.DataFrame:
     value = unit_values(table, what)
     _require_rows(table, what)
     return pd.DataFrame(
-        {"item": _ids(table, "item", what).to_numpy(), "value": value, "annotator": _annotator_column(table, annotator, what).to_numpy()}
+        {"item": id_column(table, "item", what).to_numpy(), "value": value, "annotator": _annotator_column(table, annotator, what).to_numpy()}
     )
 
 
@@ -114,12 +114,12 @@ def _check_strengths(table: pd.DataFrame, annotator: str | None, strength_max: f
     _require_rows(table, what)
     if not strength_max > 0:
         raise InvalidInputError(f"strength_max must be > 0, got {strength_max}.")
-    value = _numeric_scores(table, "strength", what).to_numpy()
+    value = numeric_scores(table, "strength", what).to_numpy()
     outside = np.abs(value) > strength_max
     if outside.any():
         raise InvalidInputError(
             f"{what}: {outside.sum()} strength(s) lie outside [-{strength_max}, {strength_max}], e.g. "
-            f"{_quote_rows(table, outside)}. Pass the slider's range as strength_max."
+            f"{quote_rows(table, outside)}. Pass the slider's range as strength_max."
         )
     return pd.DataFrame(
         {"item_a": first.to_numpy(), "item_b": second.to_numpy(), "value": value / strength_max,

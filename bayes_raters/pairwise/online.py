@@ -26,8 +26,8 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, PersistenceError
 from bayes_raters.pairwise import updates
-from bayes_raters.persistence import load_dataset, save_dataset
 from bayes_raters.pairwise.hits import hits_to_pairs, validate_hits, validate_pairs, validate_scalars
+from bayes_raters.persistence import load_dataset, save_dataset
 
 STATE_ATTR = "bayes_raters_online"
 
@@ -100,11 +100,13 @@ class OnlineMethod:
             self.n_judgements += np.bincount(index, minlength=len(self.items))
 
     def observe_pairs(self, comparisons: pd.DataFrame) -> OnlineMethod:
+        """Refuse pairwise outcomes: this method learns from scalar judgements."""
         raise InvalidInputError(
             f"{type(self).__name__} learns from scalar judgements: use observe_scalars (or observe_hits)."
         )
 
     def observe_scalars(self, scalars: pd.DataFrame) -> OnlineMethod:
+        """Refuse scalar judgements: this method learns from pairwise outcomes."""
         raise InvalidInputError(
             f"{type(self).__name__} learns from pairwise outcomes: use observe_pairs (or observe_hits)."
         )
@@ -288,6 +290,7 @@ class TrueSkill(OnlineMethod):
 
     @property
     def draw_margin(self) -> float:
+        """TrueSkill's draw margin for the configured draw probability and beta."""
         return updates.trueskill_draw_margin(self.hyperparameters["draw_probability"], self.hyperparameters["beta"])
 
     def observe_pairs(self, comparisons: pd.DataFrame) -> TrueSkill:

@@ -23,7 +23,7 @@ pi = exp(M), theta = exp(eps) (Rao-Kupper, Eqs. 20-22)::
 
 and c = sqrt(2 gamma^2 + Var_i + Var_j), a win of i over j adds Var_i / c (1 - P(i > j))
 to alpha_i and Var_j / c (1 - P(i > j)) to beta_j (Eqs. 14-15); a tie with
-|M_i - M_j| > eps adds Var/c (1 - P(i = j)) to alpha of the lower item and beta of the
+``|M_i - M_j| > eps`` adds Var/c (1 - P(i = j)) to alpha of the lower item and beta of the
 higher one (Eqs. 16-17), otherwise to alpha and beta of both (Eqs. 18-19). Increments are
 never negative, so alpha and beta never decrease.
 
@@ -97,8 +97,8 @@ def v_w_win(x: float) -> tuple[float, float]:
 
 def v_w_tie(t: float, eps: float) -> tuple[float, float]:
     """v and w of a tie (Eqs. 6, 10) at normalised difference t and margin eps. v is odd
-    and w even in t, so both are computed at |t|, where the denominator
-    Phi(eps - |t|) - Phi(-eps - |t|) is a difference of small numbers, in log space."""
+    and w even in t, so both are computed at ``|t|``, where the denominator
+    ``Phi(eps - |t|) - Phi(-eps - |t|)`` is a difference of small numbers, in log space."""
     a, b = eps - abs(t), -eps - abs(t)
     log_upper, log_lower = float(special.log_ndtr(a)), float(special.log_ndtr(b))
     log_denominator = log_upper + math.log1p(-math.exp(log_lower - log_upper))

@@ -1,7 +1,7 @@
-r"""When and how the many-facet model (:mod:`bayes_raters.irt.facets`) integrates each response's
+r"""When and how the many-facet model (:mod:`bayes_raters.facets.model`) integrates each response's
 ability on its own nodes.
 
-Why. The shared trapezoid rule (:func:`~bayes_raters.irt.facets.facet_rule`) is sized for the
+Why. The shared trapezoid rule (:func:`~bayes_raters.facets.model.facet_rule`) is sized for the
 most-rated response, and every rating is evaluated at every node. Where responses differ
 widely in their number of ratings that is wasteful: in lme4's InstEval subset (60 lecturers
 rated 1-258 times each, ``tests/data/insteval/``) the most-rated lecturer needs 313 nodes, so
@@ -12,7 +12,7 @@ SD of the Laplace approximation there, :math:`s_i`: :math:`z_{iq} = m_i + s_i x_
 number of ratings.
 
 Centres that follow the parameters. :math:`m_i, s_i` are recomputed at every evaluation of the
-log density by Newton steps (:func:`~bayes_raters.irt.facets.newton_centres`, ratings x K work)
+log density by Newton steps (:func:`~bayes_raters.facets.model.newton_centres`, ratings x K work)
 and held constant in the gradient (the change of variable is exact in value for any centre).
 Why not constants fixed once at the posterior mode: tried first, it failed on InstEval, where
 a lecturer rated 258 times has a conditional SD of 0.03 and moves by several of those between
@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bayes_raters.irt.facets import adaptive_node_loglik, adaptive_true_score, newton_centres, system_node_loglik
-from bayes_raters.irt.facets_draws import draw_parameters, node_loglik_at, parameter_arrays, system_terms
+from bayes_raters.facets.draws import draw_parameters, node_loglik_at, parameter_arrays, system_terms
+from bayes_raters.facets.model import adaptive_node_loglik, adaptive_true_score, newton_centres, system_node_loglik
 from bayes_raters.quadrature import adaptive_rule, gauss_hermite_rule, marginal_loglik
 
 ADAPTIVE_NODES = 7

@@ -39,11 +39,11 @@ pattern whose conditional lies inside the grid), each distinct answer pattern p 
     + (m_{pj} - y_{pj}) \log(1 - P_j(L z_q)) + \log w_q\Big),
 
 two matrix products (patterns x items times items x nodes) per evaluation, as in the
-unidimensional engine (:mod:`bayes_raters.irt.marginal`). Why Gauss-Hermite here where the
+unidimensional engine (:mod:`bayes_raters.irt.binary.marginal`). Why Gauss-Hermite here where the
 unidimensional engine uses the trapezoid rule: a product trapezoid grid fine enough for 100
 items has 81^K nodes; with K dimensions the items are shared among them, each conditional is
 wider, and 21 (K = 2) or 11 (K = 3) Gauss-Hermite nodes per dimension reach the tolerance
-(:func:`bayes_raters.irt.multidim_fit.quadrature_error` checks every fit against a rule with
+(:func:`bayes_raters.irt.multidimensional.fit.quadrature_error` checks every fit against a rule with
 more nodes and refines it when needed).
 """
 
@@ -57,15 +57,15 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.marginal import answer_patterns
-from bayes_raters.irt.model import asymptote_logs, option_count
+from bayes_raters.irt.binary.marginal import answer_patterns
+from bayes_raters.irt.binary.model import asymptote_logs, option_count
 from bayes_raters.laplace import NumpyTerm
 from bayes_raters.quadrature import marginal_loglik
 
 #: Radius of the ball of nodes by number of dimensions: prior mass outside below 2e-8 (K = 2)
 #: and 1e-6 (K = 3).
 RADIUS = {1: 8.0, 2: 6.0, 3: 5.5}
-#: Largest node spacing (the logistic's poles: error about exp(-2 pi^2 / (|a| h)) per item).
+#: Largest node spacing (the logistic's poles: error about ``exp(-2 pi^2 / (|a| h))`` per item).
 MAX_SPACING = 0.6
 MAX_DIMENSIONS = 3
 

@@ -1,4 +1,4 @@
-r"""Fit the multidimensional IRT model (:mod:`bayes_raters.irt.multidim`), draw the abilities,
+r"""Fit the multidimensional IRT model (:mod:`bayes_raters.irt.multidimensional.model`), draw the abilities,
 and read loadings, item, correlation and respondent tables.
 
 After NUTS has sampled the item parameters, each respondent's :math:`\theta_i \in
@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.chains import map_chains
-from bayes_raters.irt.multidim import NodeTable, ball_rule, default_spacing, normalise_rows
+from bayes_raters.errors import InvalidInputError, QuadratureWarning
+from bayes_raters.irt.multidimensional.model import NodeTable, ball_rule, default_spacing, normalise_rows
 from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.results import FitResult, interval_table, quiet_loo
-from bayes_raters.sampling import ConvergenceReport, sample_model, sample_refined
+from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
 #: spacing). Looser than the unidimensional engine's 1e-6 because each refinement multiplies
@@ -275,7 +275,7 @@ def sample_mirt(table, model, structure: dict, settings: dict, refinements: int 
     exceeds :data:`MIRT_TOLERANCE`, up to ``refinements`` times
     (:func:`bayes_raters.sampling.sample_refined`: only the kept fit's warnings reach the user), then warn. Returns
     ``(model, idata, report, spacing, error)``."""
-    from bayes_raters.irt.multidim import build_mirt_model
+    from bayes_raters.irt.multidimensional.model import build_mirt_model
 
     def build(spacing):
         return build_mirt_model(table, model, dims=structure["dims"], dimensions=structure["dimensions"],
@@ -304,7 +304,7 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     :func:`bayes_raters.irt.fit_irt` with ``dims=`` or ``dimensions=``)."""
     if model not in ("2pl", "3pl"):
         raise InvalidInputError(f"multidimensional models are model='2pl' or '3pl', got {model!r}.")
-    from bayes_raters.irt.multidim import resolve_structure, wide_correct
+    from bayes_raters.irt.multidimensional.model import resolve_structure, wide_correct
 
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     k = len(resolve_structure(items, dims, dimensions, anchors, wide_correct(table, respondents, items))[0])  # checked before fitting
@@ -312,9 +312,8 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     warn_contradicted_slopes(dimension_rest_correlations(table, "correct", dimensions), f"IRT {model} ({k} dimensions)", subject="dimension")
     mirt, idata, report, spacing, error = sample_mirt(table, model, structure, settings)
     posterior = idata["posterior"].to_dataset()
-    from bayes_raters.irt.fit import _theta_seed
 
-    theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, _theta_seed(random_seed), cores=settings.get("cores"))
+    theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, derived_rng(random_seed, "abilities"), cores=settings.get("cores"))
     posterior = posterior.assign(theta=theta)
     info = mirt.mirt
     posterior.attrs.update(idata["posterior"].attrs, method="marginal", theta_draws="exact conditional (quadrature + independence MH)",

@@ -1,6 +1,6 @@
-r"""Fitting the many-facet rater model (:mod:`bayes_raters.irt.facets`): NUTS over the facets,
+r"""Fitting the many-facet rater model (:mod:`bayes_raters.facets.model`): NUTS over the facets,
 then every response's ability drawn from its exact conditional given each posterior draw
-(:func:`bayes_raters.irt.facets_draws.conditional_draws`), its true score and each system's
+(:func:`bayes_raters.facets.draws.conditional_draws`), its true score and each system's
 PRMSE; the rater, prompt and response tables, and LOO against the ordinal true-score model.
 
 Flags in :meth:`FacetsResult.rater_table`: ``erratic`` when the posterior mean infit or outfit
@@ -26,22 +26,22 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
-from bayes_raters.irt.facets import build_facets_model, facet_layout
-from bayes_raters.irt.facets_adaptive import (
+from bayes_raters.facets.adaptive import (
     ADAPTIVE_NODES,
     ADAPTIVE_TOLERANCE,
     REFINED_NODES,
     adaptive_error,
     uses_adaptive,
 )
-from bayes_raters.irt.facets_draws import (
+from bayes_raters.facets.draws import (
     conditional_draws,
     draw_parameters,
-    parameter_arrays,
     fit_statistics,
+    parameter_arrays,
     prmse_draws,
     rating_logits,
 )
+from bayes_raters.facets.model import build_facets_model, facet_layout
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.persistence import plain_value
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
@@ -95,6 +95,7 @@ class FacetsResult(FitResult):
 
     @property
     def layout(self):
+        """The ratings' design (responses, prompts, raters, categories) as index arrays."""
         return facet_layout(self.table, self.scores)
 
     def _size(self) -> str:
@@ -229,7 +230,7 @@ def fit_facets(
 ) -> FacetsResult:
     """Fit the many-facet rater model to long ratings ``(response, prompt, rater, score)``
     (and, optionally, system scores ``(response, system, score)`` for PRMSE), abilities
-    integrated out; see :mod:`bayes_raters.irt.facets`. ``consistency=False`` gives the
+    integrated out; see :mod:`bayes_raters.facets.model`. ``consistency=False`` gives the
     many-facet Rasch model (one discrimination for all raters). Raters whose scores fall or stay
     flat as the other raters' scores of the same responses rise raise a
     :class:`~bayes_raters.errors.SlopeWarning` (their consistency is forced positive).
@@ -290,7 +291,7 @@ def fit_facets(
         warnings.warn(f"the adaptive quadrature over the abilities is off by {error:.1e} per response with {n_nodes} nodes; "
                       "the posterior may be slightly off.", QuadratureWarning, stacklevel=2)
     posterior = idata["posterior"].to_dataset()
-    log_lik, theta, true, rate = conditional_draws(posterior, info["layout"], info["rule"], info["arrays"], derived_rng(random_seed, 23), cores)
+    log_lik, theta, true, rate = conditional_draws(posterior, info["layout"], info["rule"], info["arrays"], derived_rng(random_seed, "facets_abilities"), cores)
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values}
     per_response = lambda v: xr.DataArray(  # noqa: E731

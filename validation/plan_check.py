@@ -1,4 +1,4 @@
-"""The planner's prediction against what happens (:mod:`bayes_raters.plan`): a known truth, a
+"""The planner's prediction against what happens (:mod:`bayes_raters.ctt.plan`): a known truth, a
 pilot fitted once, then more double-scored responses simulated from the truth and the model
 refitted; the mean realised interval width is compared with the planned one.
 

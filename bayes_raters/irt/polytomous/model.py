@@ -45,7 +45,7 @@ import pytensor.tensor as pt
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
-from bayes_raters.irt.gpcm_kernel import gpcm_answered, step_sums
+from bayes_raters.irt.polytomous.kernel import gpcm_answered, step_sums
 from bayes_raters.quadrature import QuadratureRule, fast_softplus, marginal_loglik, rule_for
 
 POLYTOMOUS_MODELS = ("grm", "gpcm")
@@ -169,7 +169,7 @@ def answered_logp(model: str, a, b, theta, rows: np.ndarray, layout: CategoryLay
     the formulas of :func:`category_logp` at the answered (row, theta) pairs only. Measured
     (2,449 x 15 items x 5 categories): 4x faster than all category rows at every theta and a
     one-hot sum, which was most of a fit's post-sampling time. The GPCM's sum runs in the
-    compiled :func:`bayes_raters.irt.gpcm_kernel.gpcm_answered`. ``plan``: :func:`answer_plan`
+    compiled :func:`bayes_raters.irt.polytomous.kernel.gpcm_answered`. ``plan``: :func:`answer_plan`
     of ``rows`` (built here when not given)."""
     plan = plan or answer_plan(rows, layout)
     unit, row, item, step = plan["unit"], plan["row"], plan["item"], plan["step"]

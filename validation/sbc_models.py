@@ -21,8 +21,8 @@ from bayes_raters.ctt.posterior import checked_variables
 from bayes_raters.results import worst_report
 from bayes_raters.sampling import quiet_pymc, sample_model
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
-from bayes_raters.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
-from bayes_raters.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
+from validation.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
+from validation.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
 
 CENTER, WIDTH = 3.5, 5.0
 N_RESPONSES, N_DOUBLE = 200, 100
@@ -160,7 +160,7 @@ IRT_TRACKED = 2  # items and respondents whose own values are ranked
 
 
 def simulate_irt(rng: np.random.Generator, model: str = "2pl"):
-    """Answers from the default (hierarchical) priors of ``irt.model.item_priors``: item
+    """Answers from the default (hierarchical) priors of ``irt.binary.model.item_priors``: item
     locations b_j ~ N(m_b, s_b), m_b ~ N(0, 1), s_b ~ HalfNormal(1.5); log a_j ~ N(m_a, s_a),
     m_a ~ N(0, 0.5), s_a ~ HalfNormal(0.5) (2PL) or a ~ LogNormal(0, 0.5) common (1PL);
     theta_i ~ N(0, 1); every respondent answers every item."""
@@ -312,8 +312,8 @@ CONFIGURATIONS = {
         )
         for model in ("1pl", "2pl", "3pl")
     },
-    **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (bayes_raters.sbc_polytomous)
-    **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (bayes_raters.sbc_mirt_facets)
+    **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (validation.sbc_polytomous)
+    **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (validation.sbc_mirt_facets)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise_for_sbc),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise_for_sbc

@@ -15,16 +15,8 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.input_checks import id_type_advice
-from bayes_raters.irt.diagnostics import (
-    PARAMETERS,
-    empirical_reliability,
-    expected_a_posteriori,
-    information_curves,
-    item_parameters,
-    posterior_predictive_item_fit,
-)
-from bayes_raters.irt.local_dependence import local_dependence
-from bayes_raters.irt.marginal import (
+from bayes_raters.irt import plots
+from bayes_raters.irt.binary.marginal import (
     QUADRATURE_TOLERANCE,
     build_marginal_from_table,
     conditional_abilities,
@@ -32,8 +24,7 @@ from bayes_raters.irt.marginal import (
     finer_rule,
     quadrature_error,
 )
-from bayes_raters.irt import plots
-from bayes_raters.irt.model import (
+from bayes_raters.irt.binary.model import (
     GUESSING_MODELS,
     IRT_MODELS,
     asymptote_logs,
@@ -43,12 +34,21 @@ from bayes_raters.irt.model import (
     resolve_hierarchical,
     validate_responses,
 )
+from bayes_raters.irt.diagnostics import (
+    PARAMETERS,
+    empirical_reliability,
+    expected_a_posteriori,
+    information_curves,
+    item_parameters,
+    posterior_predictive_item_fit,
+)
+from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.slopes import rest_correlations, slope_reason, warn_contradicted_slopes
 from bayes_raters.results import SD_DDOF, FitResult, quiet_loo, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport, derived_rng, fewest_divergences, sample_model, sample_refined
 
 if TYPE_CHECKING:
-    from bayes_raters.irt.multidim_fit import MultidimensionalIRTResult
+    from bayes_raters.irt.multidimensional.fit import MultidimensionalIRTResult
 
 #: Flag thresholds (documented in models/irt.md).
 LOW_A = 0.5  # discrimination below this measures little ("low" on Baker's scale)
@@ -334,11 +334,11 @@ def fit_irt(
     anchors=None,
     inference: str = "auto",
 ) -> IRTResult | MultidimensionalIRTResult:
-    r"""Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.model`) to long answers
+    r"""Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.binary.model`) to long answers
     ``(respondent, item, correct)``; missing answers are absent rows.
 
     ``method="marginal"`` (default) integrates the abilities out by quadrature and samples
-    the item parameters only (:mod:`bayes_raters.irt.marginal`); theta is then drawn from its
+    the item parameters only (:mod:`bayes_raters.irt.binary.marginal`); theta is then drawn from its
     exact conditional for every posterior draw, so the posterior has ``theta`` with dims
     ``respondent`` as before, and ``log_likelihood`` holds each respondent's marginal
     log-likelihood (LOO over respondents). ``method="joint"`` samples theta with NUTS and
@@ -373,8 +373,8 @@ def fit_irt(
 
     ``hierarchical=True`` gives the difficulties and log-discriminations a
     population location and scale; ``False`` gives the fixed N(0, 2) and LogNormal(0, 0.5)
-    priors; ``None`` (default) chooses the hierarchy from :data:`~bayes_raters.irt.model.HIERARCHY_MIN_ITEMS`
-    items on (:func:`~bayes_raters.irt.model.resolve_hierarchical`: with fewer, the population
+    priors; ``None`` (default) chooses the hierarchy from :data:`~bayes_raters.irt.binary.model.HIERARCHY_MIN_ITEMS`
+    items on (:func:`~bayes_raters.irt.binary.model.resolve_hierarchical`: with fewer, the population
     scale of log a is a funnel the sampler diverges in, 286 divergences on LSAT-7). The fixed
     priors pull the 1PL common discrimination 0.07-0.16 away from marginal ML on
     100 x 30 Rasch data where the hierarchical priors stay within 0.012
@@ -385,8 +385,8 @@ def fit_irt(
     ``dims=K`` (2 or 3) fits the exploratory multidimensional 2PL/3PL, ``dimensions={item:
     name}`` the confirmatory one with correlated abilities (``anchors=[item, ...]`` picks the
     exploratory model's anchor items); both return a
-    :class:`~bayes_raters.irt.multidim_fit.MultidimensionalIRTResult`
-    (:mod:`bayes_raters.irt.multidim`). ``dims=1`` is the unidimensional model."""
+    :class:`~bayes_raters.irt.multidimensional.fit.MultidimensionalIRTResult`
+    (:mod:`bayes_raters.irt.multidimensional.model`). ``dims=1`` is the unidimensional model."""
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
     if method not in IRT_METHODS:
@@ -404,7 +404,7 @@ def fit_irt(
     if multidimensional:
         if method != "marginal":
             raise InvalidInputError("multidimensional models integrate the abilities out: use method='marginal'.")
-        from bayes_raters.irt.multidim_fit import fit_mirt
+        from bayes_raters.irt.multidimensional.fit import fit_mirt
 
         return fit_mirt(table, model, dims=dims, dimensions=dimensions, anchors=anchors, n_options=n_options,
                         settings={**settings, "inference": inference}, random_seed=random_seed)
@@ -420,7 +420,7 @@ def fit_irt(
         marginal = {**settings, "inference": inference, "extra_chains": chains, "warm_start": "never" if guessing else "after_laplace"}
         irt, idata, report, rule, error = _sample_marginal(table, model, n_options, hierarchical, marginal)
         posterior = idata["posterior"].to_dataset()
-        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=_theta_seed(random_seed), cores=cores)
+        theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=derived_rng(random_seed, "abilities"), cores=cores)
         posterior = posterior.assign(theta=theta)
         posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance,
                                quadrature_nodes=len(rule), quadrature_error=error)
@@ -442,7 +442,7 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
     """Sample the marginal model; if the quadrature's error at the posterior exceeds
     :data:`QUADRATURE_TOLERANCE` (steep items, :func:`quadrature_error`), rebuild with half the
     node spacing and sample again, up to ``refinements`` times, then warn. Hierarchical
-    difficulties centred by :func:`~bayes_raters.irt.model.centred_items` whose fit diverges are
+    difficulties centred by :func:`~bayes_raters.irt.binary.model.centred_items` whose fit diverges are
     sampled non-centred too, and the fit with fewer divergences is kept
     (:func:`~bayes_raters.sampling.fewest_divergences`; ``posterior.attrs["difficulty_form"]``,
     ``divergences_by_form``). Why: with many answers per item the centred form mixes best, but
@@ -477,8 +477,3 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
             stacklevel=3,
         )
     return irt, idata, report, rule, error
-
-
-def _theta_seed(random_seed) -> np.random.Generator:
-    """A generator for the theta draws, derived from the fit's seed (same seed, same draws)."""
-    return derived_rng(random_seed, 17)

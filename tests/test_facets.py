@@ -1,4 +1,4 @@
-"""The many-facet rater model (bayes_raters.irt.facets): the category table, the marginal
+"""The many-facet rater model (bayes_raters.facets.model): the category table, the marginal
 against scipy, input checks, and one small fit with a planted erratic rater. The pooled
 severity coverage over replications is slow (tests/test_irt_validation.py)."""
 
@@ -15,7 +15,9 @@ import pytest
 from scipy import integrate, stats
 
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError, PersistenceError
-from bayes_raters.irt.facets import (
+from bayes_raters.facets.draws import pair_items, rating_logits, rating_loglik_at, true_scores_at
+from bayes_raters.facets.fit import FacetsResult, _sample_forms, fit_facets
+from bayes_raters.facets.model import (
     build_facets_model,
     category_table,
     facet_layout,
@@ -23,11 +25,9 @@ from bayes_raters.irt.facets import (
     true_score_curve,
     validate_facet_ratings,
 )
-from bayes_raters.irt.facets_draws import pair_items, rating_loglik_at, rating_logits, true_scores_at
-from bayes_raters.irt.facets_fit import FacetsResult, _sample_forms, fit_facets
-from bayes_raters.sampling import RefinedFit
-from bayes_raters.irt.facets_simulate import simulate_facet_ratings
+from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.quadrature import marginal_loglik, trapezoid_rule
+from bayes_raters.sampling import RefinedFit
 
 
 def _parameters(layout, seed=0):
@@ -91,8 +91,8 @@ def test_block_of_draws_equals_each_draw_alone(with_system):
     every draw's units offset into one problem); each draw of the block must equal the model's
     own NumPy forms for that draw alone (facets.py's category table, rating rows, true-score curve
     and system term) and the rating-by-rating category model at a point."""
-    from bayes_raters.irt.facets import system_arrays, system_node_loglik
-    from bayes_raters.irt.facets_draws import draw_parameters, node_logliks, system_loglik, true_scores_from
+    from bayes_raters.facets.draws import draw_parameters, node_logliks, system_loglik, true_scores_from
+    from bayes_raters.facets.model import system_arrays, system_node_loglik
 
     ratings, systems, _ = simulate_facet_ratings(30, 5, 2, 6, random_seed=7)
     table, scores = validate_facet_ratings(ratings)
@@ -256,7 +256,7 @@ def test_rasch_form_samples_the_logit_scale_and_reports_ability_units():
 def _fake_form(divergences):
     """A stand-in for one form's fit: its report's divergences and a warning naming the form."""
     def sample_form(form):
-        warnings.warn(f"form {form}", UserWarning)
+        warnings.warn(f"form {form}", UserWarning, stacklevel=2)
         report = SimpleNamespace(divergences=divergences[form])
         return RefinedFit("model", "idata", report, None, 0.0)
     return sample_form

@@ -1,7 +1,7 @@
 r"""SBC configurations of the two-dimensional IRT model and the many-facet rater model
 (:mod:`bayes_raters.sbc`), each fitted by its default path.
 
-**Two-dimensional exploratory 2PL** (:mod:`bayes_raters.irt.multidim`), :data:`MIRT_SIZE`
+**Two-dimensional exploratory 2PL** (:mod:`bayes_raters.irt.multidimensional.model`), :data:`MIRT_SIZE`
 respondents x items, anchors fixed to the first two items (``anchors=["i0", "i1"]``: the
 default picks anchors from the data, which would make the prior depend on the data). Drawn
 from the model's priors: :math:`d_j \sim N(0, 2)`; anchor k's own loading
@@ -9,10 +9,10 @@ from the model's priors: :math:`d_j \sim N(0, 2)`; anchor k's own loading
 other loading N(0, 1); :math:`\theta_i \sim N(0, I_2)`. A data set with an item answered the
 same way by everyone is drawn again (the fit refuses it).
 
-**Many-facet rater model** (:mod:`bayes_raters.irt.facets`, ``consistency=True``),
+**Many-facet rater model** (:mod:`bayes_raters.facets.model`, ``consistency=True``),
 :data:`FACETS_SIZE` responses, raters, prompts, categories, each response rated by
 :data:`RATERS_PER_RESPONSE` distinct raters on one prompt (round robin). Drawn from the priors of
-:func:`bayes_raters.irt.facets.facet_priors`: :math:`\mu_a \sim N(0, 0.5)`,
+:func:`bayes_raters.facets.model.facet_priors`: :math:`\mu_a \sim N(0, 0.5)`,
 :math:`\sigma_a \sim N^+(0.5)`, :math:`\log a_r \sim N(\mu_a, \sigma_a)`; severities and
 difficulties zero-sum normal (iid :math:`N(0, \sigma)` minus their mean, as PyMC's
 ``ZeroSumNormal``) with :math:`\sigma_\delta, \sigma_b \sim N^+(1)`; thresholds
@@ -95,8 +95,8 @@ def facets_parameters(rng: np.random.Generator) -> dict:
 
 def simulate_facets(rng: np.random.Generator):
     """``(truth, ratings)`` of the facets configuration (module docstring)."""
-    from bayes_raters.irt.facets_simulate import design_layout
-    from bayes_raters.irt.facets_draws import rating_logits
+    from bayes_raters.facets.draws import rating_logits
+    from bayes_raters.facets.simulate import design_layout
     from bayes_raters.results import draw_categories
 
     n, n_raters, n_prompts, n_categories = FACETS_SIZE
@@ -123,7 +123,7 @@ def simulate_facets(rng: np.random.Generator):
 
 def fit_facets_config(ratings: pd.DataFrame, seed: int, settings: dict | None = None):
     """``fit_facets(ratings)`` at its defaults (one core per fit)."""
-    from bayes_raters.irt import fit_facets
+    from bayes_raters.facets import fit_facets
 
     result = fit_facets(ratings, random_seed=seed, **{"cores": 1, **(settings or {})})
     posterior = result.posterior

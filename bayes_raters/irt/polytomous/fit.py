@@ -1,4 +1,4 @@
-r"""Fitting the polytomous models (:mod:`bayes_raters.irt.polytomous`): NUTS over the item
+r"""Fitting the polytomous models (:mod:`bayes_raters.irt.polytomous.model`): NUTS over the item
 parameters, then every respondent's :math:`\theta` drawn from its exact conditional given each
 posterior draw (:func:`bayes_raters.quadrature.draw_conditional`), and the result tables.
 
@@ -19,12 +19,12 @@ from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.plots import plot_test_information
-from bayes_raters.irt.polytomous import (
+from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
-    build_polytomous_model,
     answer_plan,
     answered_logp,
+    build_polytomous_model,
     category_logp,
     item_information,
 )
@@ -54,6 +54,7 @@ class PolytomousResult(FitResult):
 
     @property
     def layout(self) -> CategoryLayout:
+        """The items' category counts as a :class:`CategoryLayout`."""
         return CategoryLayout(np.array([len(v) for v in self.categories.values()]))
 
     def _size(self) -> str:
@@ -268,7 +269,7 @@ def fit_polytomous(
         inference=inference,
     )
     posterior = idata["posterior"].to_dataset()
-    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=derived_rng(random_seed, 17), cores=cores)
+    theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=derived_rng(random_seed, "abilities"), cores=cores)
     posterior = posterior.assign(theta=theta)
     posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
                            theta_mh_acceptance=acceptance, quadrature_nodes=len(irt.polytomous["rule"]), model=model)

@@ -1,12 +1,12 @@
 """Simulated essay-scoring designs for the many-facet rater model
-(:mod:`bayes_raters.irt.facets`) and its recovery check.
+(:mod:`bayes_raters.facets.model`) and its recovery check.
 
 Design: each response answers one prompt (round robin) and is scored by ``raters_per_response``
 distinct raters drawn at random; scores 1..K. Truth: theta ~ N(0, 1); severities
 N(0, ``severity_sd``) centred; consistencies a_r = exp(N(0.2, 0.2)), with planted erratic raters
 at a = ``erratic_a``; prompt difficulties evenly spaced on [-0.4, 0.4]; thresholds evenly spaced
 on [-2.5, 2.5]. A system scores each response's true score (the fit's definition: expected
-score over the raters, :func:`bayes_raters.irt.facets_draws.true_scores_at`) plus
+score over the raters, :func:`bayes_raters.facets.draws.true_scores_at`) plus
 N(0, ``system_sd``) noise.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.facets import FacetLayout
-from bayes_raters.irt.facets_draws import rating_logits, true_scores_at
+from bayes_raters.facets.draws import rating_logits, true_scores_at
+from bayes_raters.facets.model import FacetLayout
 from bayes_raters.results import draw_categories
 
 
@@ -27,7 +27,7 @@ def design_layout(unit: np.ndarray, unit_prompt: np.ndarray, rater: np.ndarray, 
     ``unit`` by raters ``rater``, each unit on its one prompt ``unit_prompt[i]``, scores 1 ..
     ``n_categories``, categories 0 until drawn; ids are the ``prefixes`` with numbers (``e0``,
     ``p0``, ``r0`` ...). What the simulators fill in (here and
-    :mod:`bayes_raters.sbc_mirt_facets`)."""
+    :mod:`validation.sbc_mirt_facets`)."""
     def ids(prefix: str, n: int) -> np.ndarray:
         return np.array([f"{prefix}{i}" for i in range(n)])
 
@@ -74,26 +74,6 @@ def simulate_facet_ratings(
     return ratings, systems, truth
 
 
-def facets_recovery(seed: int, ci_prob: float = 0.9, **fit_options) -> dict:
-    """One replication of the recovery check: simulate (600 responses, 10 raters, rater r0
-    erratic), fit, and return the severities' interval hits (planted inside the ``ci_prob``
-    interval, per rater), whether the erratic rater and only it was flagged, whether the engine's
-    PRMSE interval holds its PRMSE against the planted true scores, and convergence."""
-    from bayes_raters.irt.facets_fit import fit_facets
-
-    ratings, systems, truth = simulate_facet_ratings(erratic=(0,), random_seed=seed)
-    result = fit_facets(ratings, systems, random_seed=seed, **fit_options)
-    table = result.rater_table(ci_prob).reindex([f"r{r}" for r in range(len(truth["severity"]))])
-    hits = (table["severity_lower"] <= truth["severity"]) & (truth["severity"] <= table["severity_upper"])
-    flagged = set(table.index[table["reasons"].str.contains("erratic")])
-    prmse = result.prmse_table(ci_prob).loc["engine"]
-    t, m = truth["true_score"], systems["score"].to_numpy()
-    planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
-    return {"seed": seed, "severity_hits": int(hits.sum()), "severity_total": len(hits),
-            "prmse_hit": bool(prmse["prmse_lower"] <= planted <= prmse["prmse_upper"]), "prmse_mean": float(prmse["prmse_mean"]),
-            "prmse_planted": float(planted),
-            "erratic_flagged": "r0" in flagged, "others_flagged": len(flagged - {"r0"}),
-            "converged": result.convergence.converged, "max_r_hat": result.convergence.max_r_hat}
 
 
 def simulate_course_ratings(

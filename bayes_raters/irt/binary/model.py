@@ -19,7 +19,8 @@ integrated out: :math:`\log a` as the items' mean and zero-sum deviations (:func
 :math:`b` as each item's logit at a data-based pivot ability plus a common shift
 (:func:`_pivoted_difficulty`, :func:`item_pivots`). ``hierarchical=False`` uses fixed
 :math:`b_j \sim N(0, 2)`, :math:`a_j \sim \mathrm{LogNormal}(0, 0.5)`. Observations are a Bernoulli ``correct`` (logit link
-written out for 1PL/2PL, see :func:`bernoulli_logit_logp`; for 3PL/4PL :func:`guessing_logp`, without the cancellation of 1 - P) with dims ``answer`` (one per row), so ``pm.compute_log_likelihood`` feeds ``az.loo``.
+written out for 1PL/2PL, see :func:`bernoulli_logit_logp`; for 3PL/4PL :func:`guessing_logp`, without the
+cancellation of 1 - P) with dims ``answer`` (one per row), so ``pm.compute_log_likelihood`` feeds ``az.loo``.
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ then leaves out a respondent, which is what model comparison needs.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -40,8 +39,8 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from bayes_raters.chains import chain_array, map_chains
+from bayes_raters.irt.binary.model import asymptote_logs, centred_items, item_pivots, item_priors, option_count
 from bayes_raters.irt.diagnostics import PARAMETERS, item_parameters
-from bayes_raters.irt.model import asymptote_logs, centred_items, item_pivots, item_priors, option_count
 from bayes_raters.quadrature import QuadratureRule, draw_conditional, fast_softplus, marginal_loglik, rule_for, trapezoid_rule
 
 
@@ -165,7 +164,7 @@ def build_marginal_from_table(
     ``pattern``, ``node``; the data are ``pattern_correct``, ``pattern_answered``,
     ``pattern_count`` and ``respondent_pattern``; the likelihood is the Potential
     ``marginal_loglik`` (sum over patterns of count x log marginal). ``centred``: the
-    hierarchical priors' forms (default :func:`~bayes_raters.irt.model.centred_items`)."""
+    hierarchical priors' forms (default :func:`~bayes_raters.irt.binary.model.centred_items`)."""
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     correct, answered, index, counts = answer_patterns(table, respondents, items)
     rule = rule or default_rule(answered)

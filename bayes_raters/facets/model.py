@@ -28,7 +28,7 @@ With ``consistency=False`` those priors apply to :math:`a\delta_r`, :math:`a b_j
 (the logit scale, where the data identify them; :func:`facet_priors` says why).
 
 Parametrisation. Raters and prompts are centred (``log_a``, ``severity``, ``difficulty``
-sampled directly) unless the centred draws diverge: then :func:`~bayes_raters.irt.facets_fit.fit_facets`
+sampled directly) unless the centred draws diverge: then :func:`~bayes_raters.facets.fit.fit_facets`
 samples the non-centred form too (``centred=False`` here) and keeps the fit with fewer
 divergences. In essay scoring each rater gives dozens to hundreds of ratings, where the centred
 form mixes better when raters differ. Measured on 600 responses x 10 raters with an erratic rater
@@ -55,7 +55,7 @@ response's marginal is :math:`\operatorname{logsumexp}_q(\ell_{iq} + \log w_q)`.
 rarely repeat a (prompt, rater, score) pattern, so responses are not pooled. Where the shared
 rule would be large (responses rated hundreds of times beside others rated once or twice), each
 response gets its own few Gauss-Hermite nodes instead (:func:`adaptive_node_loglik`; when and
-why in :mod:`bayes_raters.irt.facets_adaptive`).
+why in :mod:`bayes_raters.facets.adaptive`).
 """
 
 from __future__ import annotations
@@ -74,9 +74,8 @@ import scipy.sparse
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
-from bayes_raters.irt.facets_kernel import FacetsMarginal
-from bayes_raters.quadrature import QuadratureRule, _logsumexp, adaptive_rule, gauss_hermite_rule, marginal_loglik, rule_for
-
+from bayes_raters.facets.kernel import FacetsMarginal
+from bayes_raters.quadrature import QuadratureRule, adaptive_rule, gauss_hermite_rule, logsumexp_np, marginal_loglik, rule_for
 
 #: Newton steps from 0 to each response's conditional mode (adaptive rule), and their cap.
 NEWTON_STEPS = 4
@@ -136,6 +135,7 @@ class FacetLayout:
 
     @property
     def n_categories(self) -> int:
+        """How many score categories the ratings use."""
         return len(self.score_values)
 
     @property
@@ -164,8 +164,8 @@ class FacetLayout:
 
     @functools.cached_property
     def unit_rows(self) -> scipy.sparse.csr_matrix:
-        """(units, ratings) 0/1: which ratings are each unit's (built once; NumPy's sum over a
-        unit's ratings is this times the rows)."""
+        """Which ratings are each unit's, as a 0/1 matrix of shape (units, ratings), built once
+        (NumPy's sum over a unit's ratings is this times the rows)."""
         n = len(self.unit)
         return scipy.sparse.csr_matrix((np.ones(n), (self.unit, np.arange(n))), shape=(len(self.responses), n))
 
@@ -198,7 +198,7 @@ def adjacent_logp(eta, a, thresholds, lib=pt):
     k = np.arange(steps.shape[0]) if lib is np else pt.cumsum(pt.ones_like(steps)) - 1.0  # no arange: JAX needs its length constant
     logits = k * eta[..., None] - a[..., None] * steps
     if lib is np:
-        return logits - _logsumexp(logits, axis=-1, keepdims=True)
+        return logits - logsumexp_np(logits, axis=-1, keepdims=True)
     return logits - pt.logsumexp(logits, axis=-1, keepdims=True)
 
 
@@ -293,7 +293,7 @@ def adaptive_node_loglik(a, location, thresholds, z_units, layout: FacetLayout, 
     eta = a_r * (z_units[layout.unit] - location[r, j][:, None])  # (ratings, Q)
     steps = lib.concatenate([lib.zeros(1), lib.cumsum(thresholds)])
     logits = np.arange(layout.n_categories) * eta[..., None] - a_r[..., None] * steps  # (ratings, Q, K)
-    norm = _logsumexp(logits, axis=-1) if lib is np else pt.logsumexp(logits, axis=-1)
+    norm = logsumexp_np(logits, axis=-1) if lib is np else pt.logsumexp(logits, axis=-1)
     return unit_sum(category[:, None] * eta - a_r * steps[category][:, None] - norm, layout, lib)
 
 
@@ -358,7 +358,7 @@ def facet_priors(layout: FacetLayout, consistency: bool, centred: bool = True):
     ``centred=False``: the same priors with every hierarchical group non-centred,
     :math:`\log a_r = \mu_a + \sigma_a z_r` (``log_a_z``), :math:`\delta = \sigma_\delta
     \tilde\delta` and :math:`b = \sigma_b \tilde b` with :math:`\tilde\delta, \tilde b \sim`
-    ZeroSumNormal(1) (``severity_z``, ``difficulty_z``); :func:`bayes_raters.irt.facets_fit.fit_facets`
+    ZeroSumNormal(1) (``severity_z``, ``difficulty_z``); :func:`bayes_raters.facets.fit.fit_facets`
     says when it is used."""
     mu_a = pm.Normal("mu_log_a", 0.0, 0.5)
     if consistency:
@@ -421,10 +421,10 @@ def build_facets_model(
     trapezoid ``rule`` (default :func:`facet_rule`) or, with ``adaptive=n_nodes``, on each
     response's own ``n_nodes`` Gauss-Hermite nodes :math:`z_{iq} = m_i + s_i x_q` centred at its
     conditional mode at the current parameters (:func:`newton_centres`,
-    :func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.irt.facets_adaptive` says
+    :func:`bayes_raters.quadrature.adaptive_rule`; :mod:`bayes_raters.facets.adaptive` says
     when). ``centred=False``: the hierarchical groups non-centred (:func:`facet_priors`).
     ``fused=True`` (default): on the shared rule, the likelihood and its gradient are one compiled
-    Op (:class:`bayes_raters.irt.facets_kernel.FacetsMarginal`, Numba and Python backends only);
+    Op (:class:`bayes_raters.facets.kernel.FacetsMarginal`, Numba and Python backends only);
     ``fused=False`` writes it as a PyTensor graph (:func:`_graph_marginal`, any backend, JAX
     included; same value to 1e-12). The layout, scores, systems, shared rule
     (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""

@@ -30,7 +30,7 @@ TRACKED_RESPONDENTS = 2
 
 def item_parameters(rng: np.random.Generator, model: str, n_items: int, n_categories: int):
     """``(a, d)``: slopes (items,) and intercepts (items * (n_categories - 1),) from the priors."""
-    from bayes_raters.irt.polytomous import GAP_SD, INTERCEPT_SD
+    from bayes_raters.irt.polytomous.model import GAP_SD, INTERCEPT_SD
 
     a = np.exp(rng.normal(0.0, 0.5, n_items))
     if model == "gpcm":
@@ -45,7 +45,7 @@ def simulate_polytomous(rng: np.random.Generator, model: str = "grm"):
     """``(truth, ratings)``: the module's generative story, redrawn until every item uses all
     its categories. Truth: ``a[j]`` and the thresholds ``b[j:k]`` of the first items, and the
     first respondents' ``theta[i]``."""
-    from bayes_raters.irt.polytomous import CategoryLayout, category_logp
+    from bayes_raters.irt.polytomous.model import CategoryLayout, category_logp
     from bayes_raters.results import draw_categories
 
     n, n_items, n_categories = POLYTOMOUS_SIZE

@@ -1,4 +1,4 @@
-r"""Per-draw NumPy pieces of the many-facet model (:mod:`bayes_raters.irt.facets`): each
+r"""Per-draw NumPy pieces of the many-facet model (:mod:`bayes_raters.facets.model`): each
 response's marginal log-likelihood, its ability drawn from the exact conditional, its true
 score :math:`T_i`, and the residuals behind the raters' fit statistics.
 
@@ -17,10 +17,9 @@ import numpy as np
 import xarray as xr
 
 from bayes_raters.chains import map_chains
-from bayes_raters.irt.facets import FacetLayout, adjacent_logp
-from bayes_raters.irt.gpcm_kernel import gpcm_answered, gpcm_expected
-from bayes_raters.quadrature import QuadratureRule, _logsumexp, draw_conditional, marginal_loglik
-
+from bayes_raters.facets.model import FacetLayout, adjacent_logp
+from bayes_raters.irt.polytomous.kernel import gpcm_answered, gpcm_expected
+from bayes_raters.quadrature import QuadratureRule, draw_conditional, logsumexp_np, marginal_loglik
 
 #: Posterior variables the per-draw functions read (those present).
 PARAMETER_NAMES = ("a", "severity", "difficulty", "thresholds", "theta", "alpha", "beta", "tau")
@@ -51,7 +50,7 @@ def rating_logits(a, location, thresholds, z, layout: FacetLayout) -> np.ndarray
 def pair_items(a, location, thresholds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Each (rater, prompt) pair as a GPCM item, flattened rater-major: the model's
     :math:`\log P(X = k) = a_r (k (z - b_j - \delta_r) - S_k) + \text{const}` with
-    :math:`S_k = \sum_{v \le k} \tau_v` is the GPCM of :mod:`bayes_raters.irt.gpcm_kernel` with
+    :math:`S_k = \sum_{v \le k} \tau_v` is the GPCM of :mod:`bayes_raters.irt.polytomous.kernel` with
     slope :math:`a_r` and step sums :math:`s_k = k (b_j + \delta_r) + S_k`. Returns the slopes
     (pairs,), the step sums and :math:`e^{-a s_k}` (pairs, K); with a leading draws axis on
     every argument (:func:`draw_parameters`), the same per draw."""
@@ -76,7 +75,7 @@ def _block_codes(layout: FacetLayout, n: int) -> tuple[np.ndarray, ...]:
 
 def rating_loglik_at(items, z, layout: FacetLayout) -> np.ndarray:
     """Each unit's log-likelihood of its ratings at its own ``z`` (units,) from
-    :func:`pair_items`, compiled (:func:`bayes_raters.irt.gpcm_kernel.gpcm_answered`); with a
+    :func:`pair_items`, compiled (:func:`bayes_raters.irt.polytomous.kernel.gpcm_answered`); with a
     draws axis (``z`` (draws, units), ``items`` from a block), (draws, units) in one call."""
     slopes, sums, coefficients = items
     z = np.asarray(z, float)
@@ -92,7 +91,7 @@ def true_scores_from(items, z, layout: FacetLayout) -> np.ndarray:
     """:math:`T_i(z_i)` for every unit from :func:`pair_items` (units,), or with a draws axis
     (draws, units): per prompt, the expected score of every rater at the ``z`` of the units with
     that prompt, mean over raters, weighted by the unit's share of the prompt. Compiled
-    (:func:`bayes_raters.irt.gpcm_kernel.gpcm_expected`): the NumPy form cost 0.39 ms a call,
+    (:func:`bayes_raters.irt.polytomous.kernel.gpcm_expected`): the NumPy form cost 0.39 ms a call,
     four calls per posterior draw of the 400 x 8 x 2 essay fit; this one 0.07 ms (quiet 2-core VM;
     the ratings' term :func:`rating_loglik_at` 0.11 -> 0.03 ms)."""
     slopes, sums, coefficients = (np.atleast_2d(items[0]), *(x if x.ndim == 3 else x[None] for x in items[1:]))
@@ -119,16 +118,16 @@ def system_terms(params: dict, s):
 
 
 def category_tables(a, location, thresholds, nodes) -> np.ndarray:
-    """:func:`bayes_raters.irt.facets.category_table` for a block of draws (draws, raters,
+    """:func:`bayes_raters.facets.model.category_table` for a block of draws (draws, raters,
     prompts, K, nodes), from :func:`draw_parameters`' arrays."""
     eta = a[:, :, None, None] * (nodes - location[:, :, :, None])  # (D, R, J, Q)
     steps = np.concatenate([np.zeros((len(a), 1)), np.cumsum(thresholds, axis=1)], axis=1)  # (D, K)
     logits = np.arange(steps.shape[1]) * eta[..., None] - a[:, :, None, None, None] * steps[:, None, None, None, :]
-    return (logits - _logsumexp(logits, axis=-1, keepdims=True)).transpose(0, 1, 2, 4, 3)
+    return (logits - logsumexp_np(logits, axis=-1, keepdims=True)).transpose(0, 1, 2, 4, 3)
 
 
 def system_loglik(true, values, mask, alpha, beta, tau, center) -> np.ndarray:
-    """:func:`bayes_raters.irt.facets.system_node_loglik` for a block of draws: ``true``
+    """:func:`bayes_raters.facets.model.system_node_loglik` for a block of draws: ``true``
     (draws, units, nodes), ``alpha``, ``beta``, ``tau`` (draws, systems); (draws, units, nodes)."""
     mean = alpha[:, None, :, None] + beta[:, None, :, None] * (true[:, :, None, :] - center)
     resid = (values[None, :, :, None] - mean) / tau[:, None, :, None]

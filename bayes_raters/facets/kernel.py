@@ -1,8 +1,8 @@
 r"""The many-facet model's marginal log-likelihood on the shared quadrature rule and its
-gradient in one compiled pass (Numba), as a PyTensor Op: what :func:`bayes_raters.irt.facets.build_facets_model`
+gradient in one compiled pass (Numba), as a PyTensor Op: what :func:`bayes_raters.facets.model.build_facets_model`
 uses by default (``fused=True``).
 
-Notation of :mod:`bayes_raters.irt.facets`: pair :math:`p = (r, j)`, nodes :math:`x_q` with
+Notation of :mod:`bayes_raters.facets.model`: pair :math:`p = (r, j)`, nodes :math:`x_q` with
 log-weights :math:`\log w_q`, cumulative thresholds :math:`c_k = \sum_{v \le k} \tau_v`
 (:math:`c_0 = 0`), score values :math:`s_k`. Forward:
 
@@ -58,8 +58,14 @@ from pytensor.graph.op import Op
 _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
 #: Log-ratios to a row's largest term are clamped here before the exp (e^-50 = 2e-22 of the largest).
 NEGLIGIBLE = -50.0
-#: Fast-math flags without "nnan"/"ninf" (the maxima start from -inf).
-FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}
+#: Numba's fast-math flags: none. With {"nsz", "arcp", "contract", "afn", "reassoc"} the kernel
+#: took 0.198-0.203 ms per log density + gradient against 0.225-0.228 ms strict, but LLVM then
+#: compiled it differently fresh (first fit after a change or on a clean machine) than from the
+#: on-disk cache, and NUTS, being chaotic, gave other draws for the same seed (a 60-essay fit:
+#: 10 divergences of the centred form fresh, 7 cached). Strict IEEE arithmetic, as
+#: :func:`bayes_raters.sampling.strict_float` for the graphs: the same draws either way (fifteenth
+#: session; ``models/irt_facets.md``).
+FAST = False
 
 
 def _jit(function):
@@ -305,6 +311,7 @@ class FacetsMarginal(Op):
         self.center = float(center)
 
     def make_node(self, *inputs):
+        """The node: five float parameter inputs, the design's integer arrays, seven outputs."""
         floats = [pt.as_tensor_variable(x).astype("float64") for x in inputs[:5]]
         ints = [pt.as_tensor_variable(x).astype("int64") for x in inputs[5:8]]
         rest = [pt.as_tensor_variable(x).astype("float64") for x in inputs[8:]]
@@ -315,13 +322,16 @@ class FacetsMarginal(Op):
         return Apply(self, ins, outs)
 
     def perform(self, node, inputs, outputs):
+        """The log-likelihood and its gradients, by :func:`facets_marginal` (Python; Numba runs its own form)."""
         for out, value in zip(outputs, facets_marginal(*inputs, self.center)):
             out[0] = np.asarray(value, dtype="float64")
 
     def infer_shape(self, node, shapes):
+        """A scalar log-likelihood and one gradient per parameter input, shaped as that input."""
         return [(), shapes[0], shapes[1], shapes[2], shapes[12], shapes[12], shapes[12]]
 
     def pullback(self, inputs, outputs, output_grads):
+        """The reverse-mode product: the gradient outputs scaled by the incoming gradient."""
         if any(not isinstance(g.type, DisconnectedType) for g in output_grads[1:]):
             raise NotImplementedError("FacetsMarginal has no second derivative; take the Hessian by differences of the gradient.")
         g = output_grads[0]
@@ -329,6 +339,7 @@ class FacetsMarginal(Op):
         return [g * by_input[i] if i in by_input else disconnected_type() for i in range(len(inputs))]
 
     def connection_pattern(self, node):
+        """Every output depends on the parameter inputs only, not on the design arrays."""
         return [[True] * 7 if i in PARAMETERS else [False] * 7 for i in range(len(node.inputs))]
 
 
