@@ -86,7 +86,7 @@ def test_mixed_data_beats_either_source_when_sliders_carry_annotator_offsets():
     # 0.99 for every design, the pairwise-only fits too (fit_pairwise's default is 0.95
     # only when it estimates slider biases; 0.9 left 4 divergent transitions in one of six
     # slider fits; 0.95 left 1 of 8,000 in one of the 20 fits here, data set 3's random mix,
-    # 2026-11-28; 0.99 none in all 20, PAIRWISE_099).
+    # 2026-11-28, the bias funnel; 0.99 gives the step size margin against such stray divergences).
     # 2,000 draws per chain: with 1,000 one of the 20 fits ended at bulk ESS 312 < 400 once
     # the draws changed with strict floating point (2026-11-23): margin, not a lucky seed.
     careful = {**FIT, "draws": 2000, "target_accept": 0.99}
