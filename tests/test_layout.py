@@ -125,3 +125,32 @@ def test_the_library_has_no_import_cycle():
 def test_the_cycle_finder_finds_a_planted_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def _test_folders() -> set[str]:
+    """Folders under ``tests/`` that hold test modules, as paths relative to ``tests/``."""
+    tests = ROOT / "tests"
+    return {p.parent.relative_to(tests).as_posix() for p in tests.rglob("test_*.py") if p.parent != tests and "data" not in p.parts}
+
+
+def _family_folders() -> set[str]:
+    """Sub-packages of the library with code (``ctt``, ``irt/binary``...; not the data-only
+    ``examples``) and the validation package."""
+    library = {
+        p.parent.relative_to(ROOT / "bayes_raters").as_posix()
+        for p in (ROOT / "bayes_raters").rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    return (library - {"."}) | {"validation"}
+
+
+def test_the_tests_mirror_the_package():
+    """Every folder of tests is a folder of the package (``tests/irt/binary`` tests
+    ``bayes_raters/irt/binary``), every family folder has tests of its own, and no test module at
+    the top of ``tests/`` is named after a family (the place of a family's tests is its folder)."""
+    tests, families = _test_folders(), _family_folders()
+    assert tests <= families, f"test folders with no package folder: {sorted(tests - families)}"
+    assert families <= tests, f"package folders with no test folder: {sorted(families - tests)}"
+    prefixes = tuple(f"test_{name.split('/')[0]}" for name in families)
+    misplaced = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.stem.startswith(prefixes)]
+    assert not misplaced, f"family tests at the top of tests/: {misplaced}"

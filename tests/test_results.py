@@ -276,7 +276,7 @@ def test_ordinal_pointwise_log_likelihood_sums_to_the_models_likelihood(options)
     """Ordinal ratings: each response's log p(ratings, scores) with T integrated out, from the
     exact units, adds up to the model's pooled likelihood (its ``marginal_likelihood``
     Potential) at random points: to rounding with two systems in one fit, and to the accuracy
-    of the Chebyshev grid (tests/test_ctt_ordinal.py) for one system, which the model pools on
+    of the Chebyshev grid (tests/ctt/test_ordinal.py) for one system, which the model pools on
     that grid."""
     _, (ratings, systems) = simulate_true_score(np.random.default_rng(22), "ordinal")
     if options.get("joint"):

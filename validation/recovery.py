@@ -1,6 +1,6 @@
 """Recovery and coverage studies of the IRT and many-facet models: one simulated data set and
 one fit per call (``seed``), module-level so that any ``concurrent.futures`` executor (a
-process pool, a Dask cluster's executor) can run many seeds; ``tests/test_irt_validation.py``
+process pool, a Dask cluster's executor) can run many seeds; ``tests/irt/test_validation.py``
 (``make validate``) runs them and asserts the rates. Moved out of the library's ``simulate``
 modules (issue 37): a simulator no longer imports its family's fit."""
 

@@ -34,7 +34,7 @@ models store these three sums per draw (:data:`MOMENTS`, divided by :math:`n_s^2
 joint fit the draw of B is shared by all systems; the small correlation between two systems'
 :math:`A_s` through shared :math:`v_i` is left out. Drawing every :math:`T_i` instead (exact)
 costs N normal draws per posterior draw, and for the ordinal model a grid draw per response;
-the normal approximation costs nothing and agrees with it (``tests/test_ctt_finite_sample.py``).
+the normal approximation costs nothing and agrees with it (``tests/ctt/test_finite_sample.py``).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ model: :math:`\sum_i [(M_{is} - E T_i)^2 + Var\,T_i]` over
 :math:`\sum_i (E T_i - \bar E)^2 + (1 - 1/N)\sum_i Var\,T_i`, with the finite-sample spread of
 both sums added after sampling (:mod:`bayes_raters.ctt.finite_sample`; normal fourth moments
 for :math:`T_i - E T_i`, close for these near-normal conditionals: checked against exact
-draws of T in ``tests/test_ctt_model.py``). Draws of :math:`T_i` are made on
+draws of T in ``tests/ctt/test_model.py``). Draws of :math:`T_i` are made on
 demand from the exact conditional (:func:`draw_true_scores`): for one rating, draw U from
 its truncated normal and T given U; otherwise :func:`bayes_raters.quadrature.draw_conditional`
 on a per-unit grid with Metropolis-Hastings correction by the exact likelihood.

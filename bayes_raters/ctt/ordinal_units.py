@@ -226,7 +226,7 @@ def on_grid(units: OrdinalUnits, nodes: int | None = None) -> OrdinalUnits:
     with counts :math:`c_k` (some negative). Patterns with at most n units, units with three
     or more ratings, several systems or missing system scores stay as they are. The error is
     that of Chebyshev interpolation of an analytic function, geometric in n; measured in
-    ``tests/test_ctt_ordinal.py``. Conditional draws of T use the original units."""
+    ``tests/ctt/test_ordinal.py``. Conditional draws of T use the original units."""
     nodes = GRID_NODES if nodes is None else nodes
     one_system = units.system_index.size == 0 or np.unique(units.system_index).size == 1
     if not (units.one_row_each and one_system and units.system_index.size):

@@ -22,7 +22,7 @@ model's sufficient statistics:
    :math:`s_D / s_{now}`; for a difference of two systems, the width of the fit's own draws of
    the difference times the ratio of the difference's spreads (simulated with common true
    scores and ratings, independent system errors). Measured (a pilot of 100 double- and 400
-   single-scored responses, two systems; ``tests/test_plan.py``, 20 refits per design):
+   single-scored responses, two systems; ``tests/ctt/test_plan.py``, 20 refits per design):
    planned / realised 0.94-1.01 at 100, 300 and 900 more double-scored responses; a joint
    fit's difference at 300 more (4 refits), planned 0.150, realised 0.139. Scaling a width
    built from the spreads alone gave 0.117: the joint fit's difference is wider than the
@@ -34,7 +34,7 @@ model's sufficient statistics:
    t) / \sqrt{\sigma_{now}^2 - \sigma_D^2}\big)` (normal approximation), and for a difference
    :math:`P(\text{interval excludes } 0)` likewise.
 
-Checked against real refits (``tests/test_plan.py``; the three-design check over 20
+Checked against real refits (``tests/ctt/test_plan.py``; the three-design check over 20
 replications each is in ``make validate``).
 """
 

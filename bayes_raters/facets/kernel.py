@@ -39,7 +39,7 @@ NumPy, one object-mode call each (NumPy's SIMD exp takes 1.0 ns per value here, 
 exp that Numba calls 6-9 ns, and its slow path for results that underflow doubled the kernel's time
 at PyMC's initial point), and their arguments are clamped at :data:`NEGLIGIBLE` below the row's
 largest term (a term of :math:`e^{-50}` of the largest changes a sum of at least 1 by 2e-22). The
-value and gradient equal the graph's to 1e-12 (``tests/test_facets_kernel.py``). The PyTensor graph
+value and gradient equal the graph's to 1e-12 (``tests/facets/test_kernel.py``). The PyTensor graph
 stays for the adaptive rule, for JAX samplers (``fused=False``) and as the test's reference.
 """
 

@@ -27,7 +27,7 @@ draw :math:`u^*, \epsilon^*` plays the truth. In rounds of ``batch`` comparisons
 At each planned size the current Gaussian gives the measures (ranks of 400 of its draws), and
 the run's truth gives the Spearman correlation; the table averages over the runs. Annotator
 consistencies are left out (a comparison counts with the panel's scale). Checked against real
-refits on simulated data in ``tests/test_pairwise_plan.py`` (figures in ``models/planner.md``).
+refits on simulated data in ``tests/pairwise/test_plan.py`` (figures in ``models/planner.md``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Why compiled: the NumPy form built (pairs, K) temporaries for the step sums, the
 maximum and the exps; measured on 2,449 x 15 items x 5 categories (36,735 pairs, one thread)
 it took 6.6 ms per call, three calls per posterior draw, two thirds of the GPCM's theta draws;
 this kernel takes 0.8 ms, and the theta draw per posterior draw fell from 22.6 to 5.9 ms
-(``tests/test_irt_polytomous.py`` checks the kernel against
+(``tests/irt/polytomous/test_fit.py`` checks the kernel against
 :func:`bayes_raters.irt.polytomous.category_logp`).
 """
 

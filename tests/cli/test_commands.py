@@ -147,7 +147,7 @@ def test_bayes_flag_adds_posterior_keys(long_files, capsys, monkeypatch):
 
 def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypatch):
     """The flags reach fit_true_score (the ordinal fit itself is tested in
-    tests/test_ctt_ordinal.py, and from the command line in full by the README's line in
+    tests/ctt/test_ordinal.py, and from the command line in full by the README's line in
     `make validate`: 131 s here was the suite's fifth-longest test)."""
     import bayes_raters.ctt.posterior as posterior
 

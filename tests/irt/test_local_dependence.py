@@ -94,7 +94,7 @@ def test_ordinal_items_with_a_planted_pair_are_flagged():
     """Ten items: with six, the planted pair pulled theta toward itself and two other pairs were
     flagged too (the few-items effect in the module docstring)."""
     from bayes_raters.irt import fit_polytomous
-    from tests.test_irt_polytomous import _simulated
+    from tests.irt.polytomous.test_fit import _simulated
 
     ratings = plant_local_dependence(_simulated("gpcm", n=400, n_items=10, seed=11), [("i0", "i3")], 0.5,
                                      random_seed=2, value="score")

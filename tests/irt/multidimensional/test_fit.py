@@ -1,6 +1,6 @@
 """Multidimensional IRT (bayes_raters.irt.multidimensional.model): quadrature, anchors, input checks, and
 small exploratory and confirmatory fits. The 1D-vs-2D structure check at 1,000 x 20 is slow
-(tests/test_irt_validation.py)."""
+(tests/irt/test_validation.py)."""
 
 from __future__ import annotations
 

@@ -333,7 +333,7 @@ def test_aggregated_citation_counts_pool_to_six_pairs_with_the_bradley_terry_lik
     into 6 pairs, has no tie band, and its outcome log-likelihood at s, lambda equals the
     Bradley-Terry log-likelihood of the counts at abilities lambda * s plus the binomial
     coefficients."""
-    table = pd.read_csv(Path(__file__).parent / "data" / "citations" / "citations.csv")
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "data" / "citations" / "citations.csv")
     comparisons = table.rename(columns={"cited": "item_a", "citing": "item_b"})
     data = prepare_data(comparisons, count="n")
     assert len(data.comparisons) == 3727

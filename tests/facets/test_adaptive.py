@@ -67,7 +67,7 @@ def test_pytensor_adaptive_terms_equal_the_numpy_ones_and_the_error_check_can_fa
     """The model's symbolic adaptive terms (Newton centres, ratings and true scores at each
     response's own nodes) equal the NumPy ones; ``adaptive_error`` reads the rule's error off
     posterior-shaped draws, and reports a 1-node rule (the Laplace approximation) as too coarse.
-    (The whole fit runs on InstEval in ``tests/test_irt_real_data.py``, slow.)"""
+    (The whole fit runs on InstEval in ``tests/irt/test_real_data.py``, slow.)"""
     ratings, systems = _uneven_ratings(60)
     info = build_facets_model(ratings, systems).facets
     a, location, thresholds, system = _parameters(info, 1)

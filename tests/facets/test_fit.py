@@ -1,6 +1,6 @@
 """The many-facet rater model (bayes_raters.facets.model): the category table, the marginal
 against scipy, input checks, and one small fit with a planted erratic rater. The pooled
-severity coverage over replications is slow (tests/test_irt_validation.py)."""
+severity coverage over replications is slow (tests/irt/test_validation.py)."""
 
 from __future__ import annotations
 
