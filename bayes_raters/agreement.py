@@ -32,7 +32,24 @@ def _require_variance(values: np.ndarray, name: str) -> None:
 
 
 def pearson_r(system: object, human: object) -> float:
-    """Pearson correlation between system and human scores (``scipy.stats.pearsonr``)."""
+    """Pearson correlation between system and human scores (``scipy.stats.pearsonr``).
+
+    Parameters
+    ----------
+    system, human : array_like
+        Scores of the system and of a human on the same responses.
+
+    Returns
+    -------
+    float
+        The correlation coefficient.
+
+    Examples
+    --------
+    >>> from bayes_raters.agreement import pearson_r
+    >>> round(pearson_r([1, 2, 3, 4], [1, 2, 4, 4]), 3)
+    0.947
+    """
     m, h = _pair(system, human)
     _require_variance(m, "system")
     _require_variance(h, "human")
@@ -46,6 +63,22 @@ def quadratic_weighted_kappa(system: object, human: object) -> float:
 
     with population moments. For integer scores this equals Cohen's kappa with
     quadratic weights computed from the confusion matrix.
+
+    Parameters
+    ----------
+    system, human : array_like
+        Scores of the system and of a human on the same responses (integer or continuous).
+
+    Returns
+    -------
+    float
+        Quadratic weighted kappa, 1 for identical scores.
+
+    Examples
+    --------
+    >>> from bayes_raters.agreement import quadratic_weighted_kappa
+    >>> round(quadratic_weighted_kappa([1, 2, 3, 4], [1, 2, 4, 4]), 3)
+    0.917
     """
     m, h = _pair(system, human)
     covariance = np.mean((m - m.mean()) * (h - h.mean()))
@@ -57,7 +90,24 @@ def quadratic_weighted_kappa(system: object, human: object) -> float:
 
 def r2_score(system: object, human: object) -> float:
     r""":math:`R^2 = 1 - \sum_i (H_i - M_i)^2 / \sum_i (H_i - \bar H)^2`, the human score as
-    the observed value and the system score as the prediction."""
+    the observed value and the system score as the prediction.
+
+    Parameters
+    ----------
+    system, human : array_like
+        Scores of the system (the prediction) and of a human (the observed value).
+
+    Returns
+    -------
+    float
+        :math:`R^2`; negative when the system predicts worse than the human mean.
+
+    Examples
+    --------
+    >>> from bayes_raters.agreement import r2_score
+    >>> round(r2_score([1, 2, 3, 4], [1, 2, 4, 4]), 3)
+    0.852
+    """
     m, h = _pair(system, human)
     _require_variance(h, "human")
     return float(1 - np.sum((h - m) ** 2) / np.sum((h - h.mean()) ** 2))
@@ -70,6 +120,24 @@ def degradation(system: object, human_1: object, human_2: object, *, reference: 
     The sign follows RSMTool and the values Loukina et al. (2020) report (-0.05 to
     -0.30): negative when the system agrees with humans less than humans agree with
     each other.
+
+    Parameters
+    ----------
+    system, human_1, human_2 : array_like
+        Scores of the system and of the two human raters on the same responses.
+    reference : {"first", "mean"}
+        The human score the system is correlated with.
+
+    Returns
+    -------
+    float
+        The degradation; negative when humans agree with each other more than with the system.
+
+    Examples
+    --------
+    >>> from bayes_raters.agreement import degradation
+    >>> round(degradation([1, 2, 3, 4], [1, 2, 4, 4], [1, 3, 3, 4]), 3)
+    0.108
     """
     h1, h2 = _pair(human_1, human_2, ("human_1", "human_2"))
     if reference == "first":
@@ -86,6 +154,24 @@ def standardized_mean_difference(system: object, human: object, *, method: str =
 
     ``method="unpooled"``: :math:`s` is the human SD; ``"pooled"``:
     :math:`s = \sqrt{(s_H^2 + s_M^2)/2}`. Sample SDs (ddof=1), as in RSMTool.
+
+    Parameters
+    ----------
+    system, human : array_like
+        Scores of the system and of a human on the same responses.
+    method : {"unpooled", "pooled"}
+        The standard deviation in the denominator.
+
+    Returns
+    -------
+    float
+        The difference of means in standard deviations; positive when the system scores higher.
+
+    Examples
+    --------
+    >>> from bayes_raters.agreement import standardized_mean_difference
+    >>> round(standardized_mean_difference([1, 2, 3, 4], [1, 2, 4, 4]), 3)
+    -0.167
     """
     m, h = _pair(system, human)
     if method == "unpooled":

@@ -217,6 +217,28 @@ def validate_ratings(
     Raises :class:`InvalidInputError` for missing columns, missing ids, non-numeric,
     NaN or infinite scores, repeated (response, rater) pairs, and scores outside
     ``score_range`` when one is declared.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long ratings, one row per (response, rater).
+    response, rater, score : str
+        Names of the response id, rater id and score columns in ``ratings``.
+    score_range : tuple of float, optional
+        The scale's lowest and highest score; scores outside it raise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``response, rater, score``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.data import validate_ratings
+    >>> table = pd.DataFrame({"essay": [1, 1, 2], "judge": ["a", "b", "a"], "mark": [3, 4, 2]})
+    >>> validate_ratings(table, response="essay", rater="judge", score="mark").columns.tolist()
+    ['response', 'rater', 'score']
     """
     out = validate_long(ratings, {"response": response, "rater": rater}, score, "ratings")
     check_score_range(out["score"], score_range, "ratings")
@@ -238,6 +260,28 @@ def validate_system_scores(
     Returns a new frame with columns ``response, system, score``. If validated
     ``ratings`` (canonical columns) are given, every scored response must have at
     least one human rating, otherwise :class:`InvalidInputError` names them.
+
+    Parameters
+    ----------
+    system_scores : pandas.DataFrame
+        Long system scores, one row per (response, system).
+    ratings : pandas.DataFrame, optional
+        Validated human ratings; every scored response must be among them.
+    response, system, score : str
+        Names of the response id, system id and score columns in ``system_scores``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``response, system, score``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.data import validate_system_scores
+    >>> table = pd.DataFrame({"response": [1, 2], "engine": ["e", "e"], "score": [3.2, 2.1]})
+    >>> validate_system_scores(table, system="engine").shape
+    (2, 3)
     """
     out = validate_long(system_scores, {"response": response, "system": system}, score, "system scores")
     if ratings is not None:
@@ -293,6 +337,30 @@ def wide_to_long(
     The rater id is the column name; the response id is ``response_column`` or the
     row index. Rows where every human column is NaN raise :class:`InvalidInputError`
     (a response nobody rated cannot be evaluated). Returns validated long ratings.
+
+    Parameters
+    ----------
+    wide : pandas.DataFrame
+        One row per response, one column per human rater (NaN where not rated).
+    human_columns : sequence of str
+        The rater columns; each name becomes a rater id.
+    response_column : str, optional
+        Column of response ids; default the row index.
+    score_range : tuple of float, optional
+        The scale's lowest and highest score; scores outside it raise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Validated long ratings ``response, rater, score``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.data import wide_to_long
+    >>> wide = pd.DataFrame({"h1": [3, 2], "h2": [4, None]})
+    >>> wide_to_long(wide, ["h1", "h2"], score_range=(1, 6)).to_numpy().tolist()
+    [[0, 'h1', 3.0], [0, 'h2', 4.0], [1, 'h1', 2.0]]
     """
     table, columns, ids = _wide_frame(wide, human_columns, response_column, "wide ratings")
     block = table[columns]
@@ -318,6 +386,28 @@ def wide_systems_to_long(
     """Convert system score columns of a wide table to long ``response, system, score``.
 
     A NaN system score means that system did not score the response; the row is dropped.
+
+    Parameters
+    ----------
+    wide : pandas.DataFrame
+        One row per response, one column per system.
+    system_columns : sequence of str
+        The columns holding system scores; each name becomes a system id.
+    response_column : str, optional
+        Column of response ids; default the row index.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``response, system, score``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.data import wide_systems_to_long
+    >>> wide = pd.DataFrame({"id": ["r1", "r2"], "e1": [3.1, None], "e2": [2.9, 4.2]})
+    >>> len(wide_systems_to_long(wide, ["e1", "e2"], response_column="id"))
+    3
     """
     table, columns, ids = _wide_frame(wide, system_columns, response_column, "wide system scores")
     block = table[columns]
@@ -333,7 +423,31 @@ def wide_systems_to_long(
 
 def long_to_wide(ratings: pd.DataFrame, *, value: str = "score", columns: str = "rater") -> pd.DataFrame:
     """Convert validated long ratings (or system scores, ``columns="system"``) to a wide
-    table indexed by response with one column per rater (system); NaN where absent."""
+    table indexed by response with one column per rater (system); NaN where absent.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Validated long table (:func:`validate_ratings` or :func:`validate_system_scores`).
+    value : str
+        Column holding the values of the wide table.
+    columns : str
+        Column whose ids become the wide table's columns (``"rater"`` or ``"system"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per response, one column per rater (system).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.data import long_to_wide, validate_ratings
+    >>> long = validate_ratings(pd.DataFrame({"response": ["r1", "r1", "r2"], "rater": ["h1", "h2", "h1"],
+    ...                                       "score": [3, 4, 2]}))
+    >>> long_to_wide(long).to_numpy().tolist()
+    [[3.0, 4.0], [2.0, nan]]
+    """
     require_columns(ratings, {"response": "response", columns: columns, "score": value}, "long table")
     wide = ratings.pivot(index="response", columns=columns, values=value)
     wide.columns.name = None

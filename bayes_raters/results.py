@@ -158,13 +158,35 @@ class FitResult:
         """Write the whole result (``idata``'s groups and the family's settings, the inputs'
         layout and the convergence report, ``_saved_config``) to one netCDF file with a
         checksum (:func:`bayes_raters.persistence.save_datatree`); read it back with :meth:`load`.
-        Written once here for every family."""
+        Written once here for every family.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            The file to write.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
         return save_datatree(self.idata, path, self._saved_config())
 
     @classmethod
     def load(cls, path: str | Path):
         """Read a result written by :meth:`save` (damaged or altered files raise
-        :class:`~bayes_raters.errors.PersistenceError`)."""
+        :class:`~bayes_raters.errors.PersistenceError`).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            A file written by :meth:`save` of the same result class.
+
+        Returns
+        -------
+        FitResult
+            The result as it was saved.
+        """
         tree, config = load_datatree(path)
         return cls._from_saved(tree, config)
 
@@ -181,7 +203,22 @@ class FitResult:
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default
         the quantities of :attr:`summary_var_names` that this fit has. Other keywords go to
-        ``az.summary``."""
+        ``az.summary``.
+
+        Parameters
+        ----------
+        var_names : list of str, optional
+            Posterior variables to summarise.
+        ci_prob : float
+            Probability of the equal-tailed intervals.
+        **kwargs
+            Keywords for ``arviz.summary``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per scalar quantity: mean, SD, interval, MCSE, ESS and R-hat.
+        """
         check_ci_prob(ci_prob)
         names = list(var_names) if var_names is not None else [n for n in self.summary_var_names if n in self.posterior]
         if not names:
@@ -198,7 +235,20 @@ class FitResult:
         (evenly thinned over each chain; None: all), store them as the ``posterior_predictive``
         group of :attr:`idata` (same names and dims as ``observed_data``, plus chain and draw)
         and return :attr:`idata`. Same seed, same replicates. ``az.plot_ppc_dist(result.idata)``
-        then compares them with the data."""
+        then compares them with the data.
+
+        Parameters
+        ----------
+        n_draws : int, optional
+            About this many posterior draws; None, all.
+        random_seed : int, numpy.random.Generator or None
+            Seed of the replicates.
+
+        Returns
+        -------
+        xarray.DataTree
+            :attr:`idata` with its ``posterior_predictive`` group.
+        """
         draws = thinned_posterior(self.posterior, n_draws)
         predictive = self._posterior_predictive(draws, seeded_rng(random_seed))
         self.idata["posterior_predictive"] = xr.DataTree(predictive)
@@ -210,7 +260,13 @@ class FitResult:
     def compute_log_likelihood(self) -> xr.DataTree:
         """Add the pointwise ``log_likelihood`` group if the fit did not store it (as
         ``pm.compute_log_likelihood`` does for PyMC's own fits) and return :attr:`idata`; then
-        ``az.loo`` reads it. Families that always store it return :attr:`idata` as it is."""
+        ``az.loo`` reads it. Families that always store it return :attr:`idata` as it is.
+
+        Returns
+        -------
+        xarray.DataTree
+            :attr:`idata` with its ``log_likelihood`` group.
+        """
         if "log_likelihood" not in self.idata.children:
             self.idata["log_likelihood"] = xr.DataTree(self._log_likelihood())
         return self.idata
@@ -223,7 +279,22 @@ class FitResult:
         ``az.compare`` read without ``var_name``): the stored group when it has one variable;
         when it has several (the pairwise model's outcomes and slider values), their
         observations side by side as ``observations`` (dim ``observation``, labelled
-        ``variable:index``), each observation left out on its own."""
+        ``variable:index``), each observation left out on its own.
+
+        Returns
+        -------
+        xarray.DataTree
+            The tree ``az.loo`` reads.
+
+        Examples
+        --------
+        >>> from bayes_raters.pairwise import fit_pairwise, latent_values, simulate_judgements
+        >>> data = simulate_judgements(latent_values(6, random_seed=3), n_comparisons=60, n_scalars=30, random_seed=3)
+        >>> result = fit_pairwise(data["comparisons"], data["scalars"], random_seed=3, progressbar=False)
+        >>> tree = result.pointwise_tree()
+        >>> sorted(result.idata["log_likelihood"].data_vars), list(tree["log_likelihood"].data_vars)
+        (['outcome', 'value'], ['observations'])
+        """
         tree = self.compute_log_likelihood()
         group = tree["log_likelihood"].to_dataset()
         if len(group.data_vars) == 1:
@@ -244,14 +315,44 @@ class FitResult:
         """``az.loo`` (pointwise) of the fit over its pointwise log-likelihood
         (:meth:`pointwise_tree`; the group is computed first where the fit did not store it:
         :meth:`compute_log_likelihood`). Families whose tables report the Pareto k themselves
-        override it to stay quiet."""
+        override it to stay quiet.
+
+        Returns
+        -------
+        arviz ELPDData
+            ArviZ's LOO result (elpd, its SE, p_loo and each unit's Pareto k).
+        """
         return az.loo(self.pointwise_tree(), pointwise=True)
 
     def compare(self, others: dict, name: str = "this", **compare_kwargs) -> pd.DataFrame:
         """``az.compare`` (LOO) of this fit, named ``name``, with ``others`` (name -> result)
         fitted to the same data and leaving out the same units: the log-likelihood groups must
         hold the same variables with the same sizes, or the comparison would be of different
-        data. Other keywords go to ``az.compare``."""
+        data. Other keywords go to ``az.compare``.
+
+        Parameters
+        ----------
+        others : dict of str to FitResult
+            The other fits, by name.
+        name : str
+            The name of this fit in the table.
+        **compare_kwargs
+            Keywords for ``arviz.compare``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ArviZ's comparison table, best fit first.
+
+        Examples
+        --------
+        >>> from bayes_raters.irt import fit_irt, simulate_responses
+        >>> answers, _ = simulate_responses(300, 10, random_seed=6)
+        >>> two = fit_irt(answers, "2pl", random_seed=6, progressbar=False)
+        >>> one = fit_irt(answers, "1pl", random_seed=6, progressbar=False)
+        >>> two.compare({"1pl": one}, name="2pl").index.tolist()
+        ['2pl', '1pl']
+        """
         results = {name: self, **others}
         if len(results) != len(others) + 1:
             raise InvalidInputError(f"the name {name!r} of this fit is also one of the others; pass name=<another>.")
@@ -308,5 +409,9 @@ def renamed(function, old_name: str):
 
     alias.__name__ = alias.__qualname__ = old_name
     alias.__module__ = module
-    alias.__doc__ = f"The earlier name of :func:`{name}`: same arguments and result; warns (DeprecationWarning)."
+    alias.__doc__ = (
+        f"The earlier name of :func:`{name}`: same arguments and result; warns (DeprecationWarning).\n\n"
+        f"Parameters\n----------\n*args, **kwargs\n    As for :func:`{name}`.\n\n"
+        f"Returns\n-------\nobject\n    The result of :func:`{name}`.\n"
+    )
     return alias

@@ -25,6 +25,9 @@ def test_readme_python_example_runs(capsys):
     assert "posterior_predictive" in namespace["result"].idata.children
     out = capsys.readouterr().out
     assert "<TrueScoreResult: " in out and "elpd" in out and "max_r_hat" in out
+    again = namespace["again"]
+    assert repr(again) == repr(namespace["result"])
+    assert again.prmse_table().equals(namespace["result"].prmse_table())
 
 
 def test_readme_states_the_two_commands():

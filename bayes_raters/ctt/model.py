@@ -557,6 +557,46 @@ def build_true_score_model(
     any number with ``joint=True`` (default: all). Every variable has named dims
     (``response``, ``rater``, ``system``, ``rating``, ``system_row``); observed inputs
     are ``pm.Data``. Use ``pm.model_to_graphviz`` on the result to draw it.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long human ratings, one row per (response, rater).
+    system_scores : pandas.DataFrame, optional
+        Long system scores; without them the model holds the true scores and raters only.
+    systems : list, optional
+        The systems of the model (see above).
+    rater_effects : bool
+        Add each rater's additive bias.
+    rater_error : {"common", "rater"}
+        One error SD for every rater, or one per rater (hierarchical).
+    observation : {"normal", "ordinal"}
+        Ratings as normal around the true score, or as ordered categories.
+    cutpoints : {"fixed", "estimated"}
+        The ordinal observation's cutpoints: at the midpoints between scores, or estimated.
+    joint : bool
+        All chosen systems in one model.
+    score_range : tuple of float, optional
+        The scale's lowest and highest score.
+    error_variance : float, optional
+        Fix the rater error variance instead of estimating it.
+    response, rater, system, score : str
+        Column names in the two tables.
+
+    Returns
+    -------
+    pymc.Model
+        The model, not yet sampled.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import build_true_score_model, double_scored_subset, simulate_dataset
+    >>> from bayes_raters.ctt import system_scores_to_long
+    >>> dataset = simulate_dataset(200, raters_per_category=1, systems_per_category=1, random_seed=3)
+    >>> ratings = double_scored_subset(dataset, ("h_1", "h_2"), 50, random_seed=3)
+    >>> model = build_true_score_model(ratings, system_scores_to_long(dataset, ["sys_3"]))
+    >>> sorted(model.named_vars_to_dims["alpha"])
+    ['system']
     """
     spec = TrueScoreSpec(rater_effects, rater_error, observation, cutpoints, joint, score_range, error_variance)
     rated, scored = validate_true_score_inputs(

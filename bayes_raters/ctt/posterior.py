@@ -338,6 +338,34 @@ def fit_true_score(
     shows it in a terminal or notebook and not in scripts or pipes. ``cores=None``: nutpie runs the chains in
     parallel threads; PyMC runs them in sequence (parallel PyMC chains fork worker processes;
     pass ``cores`` to choose).
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long human ratings, one row per (response, rater).
+    system_scores : pandas.DataFrame
+        Long system scores, one row per (response, system).
+    rater_effects, rater_error, observation, cutpoints, joint, score_range, error_variance
+        The model's options, as in :func:`bayes_raters.ctt.build_true_score_model`.
+    draws, tune, chains : int
+        Posterior draws and tuning iterations per chain, and the number of chains.
+    cores : int, optional
+        Chains run in parallel on this many processes; None, one per CPU.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw (the same seed gives the same draws).
+    nuts_sampler : str, optional
+        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``; None picks as above.
+    target_accept : float
+        NUTS target acceptance rate.
+    progressbar : bool, optional
+        None shows the progress bar in a terminal or notebook only.
+    response, rater, system, score : str
+        Column names in the two tables.
+
+    Returns
+    -------
+    TrueScoreResult
+        Posterior PRMSE, true scores and convergence of every fit.
     """
     nuts_sampler = ("nutpie" if observation == "ordinal" else "pymc") if nuts_sampler is None else nuts_sampler
     if cores is None:

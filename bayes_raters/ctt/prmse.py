@@ -206,6 +206,23 @@ def variance_of_errors(human_scores: object) -> float:
 
     ``human_scores`` is an (n_responses, n_ratings) array or DataFrame, NaN for a
     missing rating. Raises :class:`InsufficientDataError` if no response has two ratings.
+
+    Parameters
+    ----------
+    human_scores : array_like or pandas.DataFrame
+        Human ratings, (n_responses, n_ratings), NaN for a missing rating.
+
+    Returns
+    -------
+    float
+        The pooled within-response variance of the ratings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayes_raters.ctt import variance_of_errors
+    >>> float(variance_of_errors(np.array([[3, 4], [2, 2], [5, np.nan]])))
+    0.25
     """
     return float(_error_variance(_wide_sums(human_scores)))
 
@@ -215,6 +232,25 @@ def true_score_variance(human_scores: object, error_variance: float | None = Non
     :math:`\hat V_T = [\sum_i c_i(\bar H_i - \bar H)^2 - (N-1)\hat V_e] / (c_\cdot - \sum_i c_i^2/c_\cdot)`.
 
     ``error_variance`` defaults to :func:`variance_of_errors` of the same scores.
+
+    Parameters
+    ----------
+    human_scores : array_like or pandas.DataFrame
+        Human ratings, (n_responses, n_ratings), NaN for a missing rating.
+    error_variance : float, optional
+        Rater error variance; default :func:`variance_of_errors` of ``human_scores``.
+
+    Returns
+    -------
+    float
+        The estimated variance of the true scores.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import simulate_dataset, true_score_variance
+    >>> data = simulate_dataset(2000, raters_per_category=1, systems_per_category=1, random_seed=0)
+    >>> round(true_score_variance(data["rating"].sel(rater=["h_3", "h_4"]).values), 3)
+    0.543
     """
     sums = _wide_sums(human_scores)
     return float(_true_score_variance(sums, _checked_error_variance(error_variance, sums)))
@@ -222,7 +258,30 @@ def true_score_variance(human_scores: object, error_variance: float | None = Non
 
 def mse_true(system: object, human_scores: object, error_variance: float | None = None) -> float:
     r"""Unbiased mean squared error of system scores against the true score,
-    :math:`\widehat{MSE}(T|M) = [\sum_i c_i(\bar H_i - M_i)^2 - N\hat V_e] / c_\cdot`."""
+    :math:`\widehat{MSE}(T|M) = [\sum_i c_i(\bar H_i - M_i)^2 - N\hat V_e] / c_\cdot`.
+
+    Parameters
+    ----------
+    system : array_like
+        System scores, one per response.
+    human_scores : array_like or pandas.DataFrame
+        Human ratings, (n_responses, n_ratings), NaN for a missing rating.
+    error_variance : float, optional
+        Rater error variance; default :func:`variance_of_errors` of ``human_scores``.
+
+    Returns
+    -------
+    float
+        The estimated mean squared error against the true score.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import mse_true, simulate_dataset
+    >>> data = simulate_dataset(2000, raters_per_category=1, systems_per_category=1, random_seed=0)
+    >>> humans = data["rating"].sel(rater=["h_3", "h_4"]).values
+    >>> round(mse_true(data["system_score"].sel(system="sys_4").values, humans), 3)
+    0.107
+    """
     sums = _wide_sums(human_scores, system)
     return float(_mse_true(sums, _checked_error_variance(error_variance, sums)))
 
@@ -233,6 +292,28 @@ def prmse_true(system: object, human_scores: object, error_variance: float | Non
 
     Warns with :class:`SmallSampleWarning` (and still returns the value) when the
     estimate falls outside [0, 1], which happens when too few responses are double-scored.
+
+    Parameters
+    ----------
+    system : array_like
+        System scores, one per response.
+    human_scores : array_like or pandas.DataFrame
+        Human ratings, (n_responses, n_ratings), NaN for a missing rating.
+    error_variance : float, optional
+        Rater error variance; default :func:`variance_of_errors` of ``human_scores``.
+
+    Returns
+    -------
+    float
+        PRMSE of the system against the true score.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import prmse_true, simulate_dataset
+    >>> data = simulate_dataset(2000, raters_per_category=1, systems_per_category=1, random_seed=0)
+    >>> humans = data["rating"].sel(rater=["h_3", "h_4"]).values
+    >>> round(prmse_true(data["system_score"].sel(system="sys_4").values, humans), 3)
+    0.804
     """
     sums = _wide_sums(human_scores, system)
     variance = _checked_error_variance(error_variance, sums)
@@ -318,6 +399,24 @@ def prmse_table(
     Returns a DataFrame indexed by ``system`` with columns ``n`` (responses),
     ``n_raters``, ``n_single``, ``n_multiple`` (responses with one / several ratings),
     ``error_variance``, ``true_score_variance``, ``mse_true`` and ``prmse``.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long human ratings, one row per (response, rater).
+    system_scores : pandas.DataFrame
+        Long system scores, one row per (response, system).
+    error_variance : float, optional
+        Rater error variance to use for every system; default estimated per system.
+    score_range : tuple of float, optional
+        The scale's lowest and highest score; ratings outside it raise.
+    response, rater, system, score : str
+        Column names in the two tables.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per system, the columns above.
     """
     ratings = validate_ratings(ratings, response=response, rater=rater, score=score, score_range=score_range)
     systems = validate_system_scores(

@@ -59,6 +59,37 @@ def simulate_dataset(
     and coordinates ``rater_category`` (rater), ``rater_error_sd`` (rater),
     ``system_category`` (system) and ``system_r2_target`` (system). Raters are named
     ``h_1 ..`` and systems ``sys_1 ..`` in category order, as in ETS's prmse-simulations.
+
+    Parameters
+    ----------
+    n_responses : int
+        The number of responses.
+    true_mean, true_sd : float
+        Mean and standard deviation of the true scores (before rounding to the scale).
+    score_range : tuple of float
+        The scale; human ratings are rounded and clipped to its integers.
+    rater_error_sds : mapping of str to float
+        Rater category -> the error SD of its raters.
+    raters_per_category : int
+        Raters simulated in each rater category.
+    system_r2 : mapping of str to float
+        System category -> the target :math:`R^2` of its systems against the true score.
+    systems_per_category : int
+        Systems simulated in each system category.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    xarray.Dataset
+        True scores, ratings and system scores with the coordinates above.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import simulate_dataset
+    >>> dataset = simulate_dataset(500, raters_per_category=2, systems_per_category=1, random_seed=1)
+    >>> dict(dataset.sizes)
+    {'response': 500, 'rater': 8, 'system': 5}
     """
     _check_design(n_responses, true_sd, score_range, rater_error_sds, system_r2)
     rng = np.random.default_rng(random_seed)
@@ -97,14 +128,47 @@ def simulate_dataset(
 
 
 def ratings_to_long(dataset: xr.Dataset, raters: Sequence[str] | None = None) -> pd.DataFrame:
-    """Long ratings ``response, rater, score`` of the chosen raters (default: all)."""
+    """Long ratings ``response, rater, score`` of the chosen raters (default: all).
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        A data set of :func:`simulate_dataset`.
+    raters : sequence of str, optional
+        The raters to keep; default all.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long ratings ``response, rater, score``.
+
+    Examples
+    --------
+    >>> from bayes_raters.ctt import ratings_to_long, simulate_dataset
+    >>> dataset = simulate_dataset(100, random_seed=1)
+    >>> ratings_to_long(dataset, ["h_1", "h_2"]).shape
+    (200, 3)
+    """
     rating = dataset["rating"] if raters is None else dataset["rating"].sel(rater=list(raters))
     frame = rating.to_dataframe(name="score").reset_index()
     return frame[["response", "rater", "score"]]
 
 
 def system_scores_to_long(dataset: xr.Dataset, systems: Sequence[str] | None = None) -> pd.DataFrame:
-    """Long system scores ``response, system, score`` of the chosen systems (default: all)."""
+    """Long system scores ``response, system, score`` of the chosen systems (default: all).
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        A data set of :func:`simulate_dataset`.
+    systems : sequence of str, optional
+        The systems to keep; default all.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long system scores ``response, system, score``.
+    """
     scores = dataset["system_score"] if systems is None else dataset["system_score"].sel(system=list(systems))
     frame = scores.to_dataframe(name="score").reset_index()
     return frame[["response", "system", "score"]]
@@ -123,6 +187,24 @@ def double_scored_subset(
 
     With ``only_double_scored=True`` only those ``n_double`` responses are returned
     (the stand-alone sample of Loukina et al., Section 5.3).
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        A data set of :func:`simulate_dataset`.
+    raters : tuple of str
+        The first rater (scores every response) and the second (scores ``n_double`` of them).
+    n_double : int
+        The number of double-scored responses.
+    only_double_scored : bool
+        Keep only the double-scored responses.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the choice of double-scored responses.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long ratings ``response, rater, score``.
     """
     first, second = raters
     n_responses = dataset.sizes["response"]

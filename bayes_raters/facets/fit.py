@@ -253,7 +253,50 @@ def fit_facets(
     matrix, a draw of it per chain, 300 tuning iterations) when Pareto k of 1,000
     proposals from it is at most :data:`WARM_K_MAX_FACETS` (0.7), cold otherwise
     (``sample_model(warm_start="always")``; ``posterior.attrs["nuts_warm_start"]`` says so): on 400
-    essays x 8 raters x 2 prompts 2.5x the ESS in 0.7x the time; False always starts cold."""
+    essays x 8 raters x 2 prompts 2.5x the ESS in 0.7x the time; False always starts cold.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long ratings, one row per (response, prompt, rater).
+    system_scores : pandas.DataFrame, optional
+        Long system scores (for PRMSE against the model's true scores).
+    consistency : bool
+        Each rater's own slope (consistency); False gives the many-facet Rasch model.
+    response, prompt, rater, score, system : str
+        Column names in the two tables.
+    draws, tune, chains : int
+        Posterior draws and tuning iterations per chain, and the number of chains.
+    cores : int, optional
+        Chains run in parallel; None, one per CPU.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw (the same seed gives the same draws).
+    nuts_sampler : str
+        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
+    target_accept : float
+        NUTS target acceptance rate.
+    progressbar : bool, optional
+        None shows the progress bar in a terminal or notebook only.
+    inference : {"nuts", "auto", "laplace"}
+        How the parameters are drawn (see above).
+    centred : bool, optional
+        Parametrisation of the hierarchical groups; None chooses from the data (see above).
+    warm_start : bool
+        Start NUTS from the Laplace approximation where it applies.
+
+    Returns
+    -------
+    FacetsResult
+        The posterior, rater, prompt, response and system tables, and convergence.
+
+    Examples
+    --------
+    >>> from bayes_raters.facets import fit_facets, simulate_facet_ratings
+    >>> ratings, scores, _ = simulate_facet_ratings(200, 5, 2, 4, random_seed=3)
+    >>> result = fit_facets(ratings, scores, random_seed=3, progressbar=False)
+    >>> result.convergence.converged, result.rater_table().shape[0]
+    (True, 5)
+    """
     options = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
     options["fused"] = nuts_sampler in ("pymc", "nutpie")  # the fused Op has no JAX form
     model = build_facets_model(ratings, system_scores, consistency=consistency, **options)

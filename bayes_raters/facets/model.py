@@ -427,7 +427,40 @@ def build_facets_model(
     Op (:class:`bayes_raters.facets.kernel.FacetsMarginal`, Numba and Python backends only);
     ``fused=False`` writes it as a PyTensor graph (:func:`_graph_marginal`, any backend, JAX
     included; same value to 1e-12). The layout, scores, systems, shared rule
-    (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables."""
+    (the theta draws use it) and ``adaptive`` are in ``model.facets`` for the fit and the tables.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long ratings, one row per (response, prompt, rater).
+    system_scores : pandas.DataFrame, optional
+        Long system scores; with them the model holds each system's calibration to the ability.
+    consistency : bool
+        Each rater's own slope (consistency); False gives the many-facet Rasch model.
+    response, prompt, rater, score, system : str
+        Column names in the two tables.
+    rule : QuadratureRule, optional
+        The shared quadrature rule; default :func:`facet_rule`.
+    adaptive : int, optional
+        Number of Gauss-Hermite nodes per response of the adaptive rule.
+    centred : bool
+        The hierarchical groups centred (True) or non-centred.
+    fused : bool
+        The likelihood and its gradient as one compiled Op (see above).
+
+    Returns
+    -------
+    pymc.Model
+        The model, not yet sampled.
+
+    Examples
+    --------
+    >>> from bayes_raters.facets import build_facets_model, simulate_facet_ratings
+    >>> ratings, scores, _ = simulate_facet_ratings(60, 4, 2, 4, random_seed=1)
+    >>> model = build_facets_model(ratings, scores)
+    >>> model.named_vars_to_dims["severity"]
+    ('rater',)
+    """
     table, scores = validate_facet_ratings(ratings, response=response, prompt=prompt, rater=rater, score=score)
     systems = None
     if system_scores is not None:

@@ -46,7 +46,37 @@ def simulate_facet_ratings(
     """Return ``(ratings, system_scores, truth)``: long ratings ``response, prompt, rater,
     score``, system scores ``response, system, score`` (one system, ``engine``) and a dict of
     the true ``theta``, ``severity``, ``a``, ``difficulty``, ``thresholds``, ``true_score``
-    (arrays in the order of the ids ``r0..``, ``p0..``, ``e0..``) and ``erratic`` (rater ids)."""
+    (arrays in the order of the ids ``r0..``, ``p0..``, ``e0..``) and ``erratic`` (rater ids).
+
+    Parameters
+    ----------
+    n_responses, n_raters, n_prompts, n_categories : int
+        Responses, raters, prompts and score categories (scores 1..n_categories).
+    raters_per_response : int
+        Raters who score each response.
+    severity_sd : float
+        SD of the raters' severities.
+    erratic : sequence of int
+        Indices of erratic raters (low consistency).
+    erratic_a : float
+        Consistency of the erratic raters.
+    system_sd : float
+        SD of the system's error around the true score.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame, dict)
+        Ratings, system scores and the true parameters.
+
+    Examples
+    --------
+    >>> from bayes_raters.facets import simulate_facet_ratings
+    >>> ratings, scores, truth = simulate_facet_ratings(100, 6, 2, 5, random_seed=0)
+    >>> ratings.shape, scores.shape, len(truth["severity"])
+    ((200, 4), (100, 3), 6)
+    """
     if not 2 <= raters_per_response <= n_raters or n_categories < 2 or n_responses < 10:
         raise InvalidInputError("need 2 <= raters_per_response <= n_raters, n_categories >= 2 and n_responses >= 10.")
     rng = np.random.default_rng(random_seed)

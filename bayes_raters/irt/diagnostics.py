@@ -38,13 +38,56 @@ def item_parameters(posterior: xr.Dataset) -> dict[str, xr.DataArray]:
 
 
 def item_information(a, b, c, d, theta) -> np.ndarray:
-    """Fisher information of items (last axis) at abilities ``theta`` (broadcasting)."""
+    """Fisher information of items (last axis) at abilities ``theta`` (broadcasting).
+
+    Parameters
+    ----------
+    a, b, c, d : array_like
+        Slope, difficulty, lower and upper asymptote of each item.
+    theta : array_like
+        Abilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        The information, broadcast over the inputs.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import item_information
+    >>> float(item_information(1.0, 0.0, 0.0, 1.0, 0.0))
+    0.25
+    """
     p = irt_probability(theta, a, b, c, d, lib=np)
     return a**2 * (p - c) ** 2 * (d - p) ** 2 / ((d - c) ** 2 * p * (1 - p))
 
 
 def information_curves(posterior: xr.Dataset, theta: np.ndarray) -> xr.Dataset:
-    """Posterior draws of item information, test information and SE(theta) on a grid."""
+    """Posterior draws of item information, test information and SE(theta) on a grid.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        Posterior draws of the item parameters (``a`` and ``b``; ``c``, ``d`` where the model has them).
+    theta : numpy.ndarray
+        The ability grid.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``item_information`` (chain, draw, item, theta), ``test_information`` and ``se_theta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from bayes_raters.irt import information_curves
+    >>> draws = {"a": np.ones((1, 2, 3)), "b": np.zeros((1, 2, 3))}
+    >>> posterior = xr.Dataset({k: (("chain", "draw", "item"), v) for k, v in draws.items()})
+    >>> curves = information_curves(posterior, np.array([-1.0, 0.0, 1.0]))
+    >>> curves["test_information"].isel(chain=0, draw=0).round(3).values.tolist()
+    [0.59, 0.75, 0.59]
+    """
     params = item_parameters(posterior)
     grid = xr.DataArray(np.asarray(theta, float), dims="theta", coords={"theta": np.asarray(theta, float)})
     info = xr.apply_ufunc(item_information, params["a"], params["b"], params["c"], params["d"], grid)
@@ -116,6 +159,23 @@ def expected_a_posteriori(
 
 def empirical_reliability(theta_mean: np.ndarray, theta_sd: np.ndarray) -> float:
     r"""Empirical (marginal) reliability :math:`\mathrm{Var}(\hat\theta) / (\mathrm{Var}(\hat\theta) + \overline{SD^2})`
-    of posterior means :math:`\hat\theta` with posterior SDs."""
+    of posterior means :math:`\hat\theta` with posterior SDs.
+
+    Parameters
+    ----------
+    theta_mean, theta_sd : numpy.ndarray
+        Posterior means and SDs of the abilities.
+
+    Returns
+    -------
+    float
+        The reliability, between 0 and 1.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import empirical_reliability
+    >>> round(empirical_reliability([-1.0, 0.0, 1.0], [0.5, 0.5, 0.5]), 3)
+    0.727
+    """
     spread = np.var(theta_mean)
     return float(spread / (spread + np.mean(np.asarray(theta_sd) ** 2)))

@@ -17,7 +17,28 @@ def compare_irt_models(results: dict[str, IRTResult], **compare_kwargs) -> pd.Da
     respondents). All fits must use the same method: marginal fits are compared over
     respondents, joint fits over answers. Other keywords go to ``az.compare`` (e.g.
     ``round_to="none"`` for unrounded figures; ArviZ rounds ``elpd`` to the precision its
-    standard error supports by default)."""
+    standard error supports by default).
+
+    Parameters
+    ----------
+    results : dict of str to IRTResult
+        The fits to compare, by name.
+    **compare_kwargs
+        Keywords for ``arviz.compare``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ArviZ's comparison table, best model first.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import compare_irt_models, fit_irt, simulate_responses
+    >>> answers, _ = simulate_responses(300, 10, random_seed=6)
+    >>> fits = {m: fit_irt(answers, m, random_seed=6, progressbar=False) for m in ("1pl", "2pl")}
+    >>> compare_irt_models(fits).index.tolist()
+    ['2pl', '1pl']
+    """
     methods = {result.method for result in results.values()}
     if len(methods) > 1:
         raise InvalidInputError(
@@ -31,7 +52,32 @@ def compare_irt_models(results: dict[str, IRTResult], **compare_kwargs) -> pd.Da
 
 def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFrame]:
     """Drop the flagged items, refit the same model, and report the scale before and after:
-    items kept and empirical reliability. Returns ``(refitted, report)``."""
+    items kept and empirical reliability. Returns ``(refitted, report)``.
+
+    Parameters
+    ----------
+    result : IRTResult
+        A fitted binary IRT result.
+    **fit_kwargs
+        Keywords for the refit (as :func:`fit_irt`), e.g. ``random_seed``.
+
+    Returns
+    -------
+    tuple of (IRTResult, pandas.DataFrame)
+        The refitted result and the before/after report.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import build_scale, fit_irt, simulate_responses
+    >>> import warnings
+    >>> answers, _ = simulate_responses(300, 10, n_zero=1, random_seed=5)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # the planted flat item's SlopeWarning
+    ...     result = fit_irt(answers, "2pl", random_seed=5, progressbar=False)
+    >>> refit, report = build_scale(result, random_seed=5, progressbar=False)
+    >>> report["items"].to_dict()
+    {'before': 10, 'after': 9}
+    """
     items = result.item_table()
     kept = items.index[~items["flagged"]]
     if len(kept) < 2:

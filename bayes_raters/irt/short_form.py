@@ -87,7 +87,41 @@ def short_form(
     ``items`` (chosen, best first), ``table`` (every item's expected information with its
     interval and, at the item that completes a form of that size, the form's expected
     reliability where it was computed), ``reliability`` (mean,
-    lower, upper of the chosen form)."""
+    lower, upper of the chosen form).
+
+    Parameters
+    ----------
+    result : IRTResult
+        A fitted binary IRT result.
+    k : int, optional
+        The number of items of the form.
+    target_reliability : float, optional
+        Instead of ``k``: the reliability the form must reach.
+    theta_range : tuple of float, optional
+        Weigh abilities uniformly on this range instead of the population N(0, 1).
+    ci_prob : float
+        Probability of the intervals.
+    n_draws : int
+        Posterior draws used.
+    n_respondents : int
+        Simulated respondents per draw for the reliability.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the simulation.
+
+    Returns
+    -------
+    dict
+        ``items``, ``table`` and ``reliability`` as above.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import fit_irt, short_form, simulate_responses
+    >>> answers, _ = simulate_responses(300, 10, random_seed=7)
+    >>> result = fit_irt(answers, "2pl", random_seed=7, progressbar=False)
+    >>> form = short_form(result, k=4, random_seed=7)
+    >>> len(form["items"]), sorted(form["reliability"])
+    (4, ['lower', 'mean', 'upper'])
+    """
     if (k is None) == (target_reliability is None):
         raise InvalidInputError("give either k= (number of items) or target_reliability= (e.g. 0.8).")
     check_ci_prob(ci_prob)

@@ -29,7 +29,31 @@ def neighbour_pairs(values: pd.Series, n_pairs: int, random_fraction: float = 0.
     """``n_pairs`` comparisons (columns ``item_a``, ``item_b``): ``round((1 - random_fraction)
     n_pairs)`` between items adjacent in the order of ``values`` (rank gap 1 for every
     item, then gap 2, ...), the rest uniformly random pairs of distinct items. ``values``
-    is indexed by item; items with a missing value are an error (judge them first)."""
+    is indexed by item; items with a missing value are an error (judge them first).
+
+    Parameters
+    ----------
+    values : pandas.Series
+        Current value of each item (e.g. a posterior mean), indexed by item.
+    n_pairs : int
+        The number of comparisons.
+    random_fraction : float
+        Share of uniformly random pairs.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the random pairs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``item_a, item_b``.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import latent_values, neighbour_pairs
+    >>> pairs = neighbour_pairs(latent_values(10, random_seed=0), 8, random_seed=0)
+    >>> pairs.shape
+    (8, 2)
+    """
     if not isinstance(values, pd.Series):
         raise InvalidInputError(f"values must be a pandas Series indexed by item, got {type(values).__name__}.")
     if values.isna().any():

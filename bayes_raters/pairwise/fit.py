@@ -263,7 +263,64 @@ def fit_pairwise(
     (default, as every family) runs one chain per usable CPU; the draws are the same as with
     ``cores=1`` (20 items x 200 comparisons, 2 x (200 + 200): identical draws, 8.6 s against
     16.1 s on 2 cores; 1 was the default before the fifteenth session). Warns
-    (ConvergenceWarning) if the chains did not converge."""
+    (ConvergenceWarning) if the chains did not converge.
+
+    Parameters
+    ----------
+    comparisons, scalars, strengths : pandas.DataFrame, optional
+        The judgements of each kind (at least one table).
+    annotator : str, optional
+        Name of the annotator column; None, every judgement from one annotator.
+    systems : pandas.Series or dict, optional
+        Item -> the system that produced it: items of a system share a level (system rankings).
+    strength_max : float
+        Largest absolute preference strength.
+    link : {"rao-kupper", "probit"}
+        The tie model of the comparisons.
+    prior : tuple of float
+        Beta prior ``(a0, b0)`` of the latent values.
+    annotator_effects : bool, optional
+        Per-annotator consistency and slider bias; None, when there are several annotators.
+    slider_resolution : float
+        Slider values are read as intervals of this width (values at 0 or 1 included).
+    items : sequence, optional
+        Every item to rank, also those without a judgement.
+    allow_disconnected : bool
+        Warn instead of raising when the comparison graph falls apart.
+    count : str, optional
+        Column of aggregated comparisons' counts.
+    ties : bool, optional
+        Model a tie band (see above).
+    parametrization : str
+        How the model is sampled (see above).
+    item_a, item_b, outcome : str
+        Column names in ``comparisons``.
+    draws, tune, chains : int
+        Posterior draws and tuning iterations per chain, and the number of chains.
+    cores : int, optional
+        Chains run in parallel; None, one per CPU.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw (the same seed gives the same draws).
+    nuts_sampler : str
+        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
+    target_accept : float, optional
+        NUTS target acceptance rate; None as above.
+    progressbar : bool, optional
+        None shows the progress bar in a terminal or notebook only.
+
+    Returns
+    -------
+    PairwiseResult
+        The posterior, item (and system) tables, rankings and convergence.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import fit_pairwise, latent_values, simulate_judgements
+    >>> data = simulate_judgements(latent_values(8, random_seed=0), n_comparisons=120, random_seed=0)
+    >>> result = fit_pairwise(data["comparisons"], random_seed=0, progressbar=False)
+    >>> result.convergence.converged, result.item_table().shape[0]
+    (True, 8)
+    """
     if comparisons is not None:
         comparisons = canonical_columns(comparisons, {"item_a": item_a, "item_b": item_b, "outcome": outcome}, "comparisons")
     data = prepare_data(

@@ -156,7 +156,28 @@ def validate_hits(hits: pd.DataFrame, what: str = "HITs") -> pd.DataFrame:
 
 def hits_to_pairs(hits: pd.DataFrame, tie_threshold: float = 0.0) -> pd.DataFrame:
     """The C(n, 2) pairwise outcomes of each HIT (columns ``hit, item_a, item_b, outcome``),
-    item_a being the earlier row of the HIT; differences of at most ``tie_threshold`` are ties."""
+    item_a being the earlier row of the HIT; differences of at most ``tie_threshold`` are ties.
+
+    Parameters
+    ----------
+    hits : pandas.DataFrame
+        Scalar judgements ``hit, item, value``, several items per HIT.
+    tie_threshold : float
+        Largest difference read as a tie.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``hit, item_a, item_b, outcome``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.pairwise import hits_to_pairs
+    >>> hits = pd.DataFrame({"hit": [0, 0, 0], "item": ["x", "y", "z"], "value": [0.2, 0.7, 0.7]})
+    >>> hits_to_pairs(hits)[["item_a", "item_b", "outcome"]].values.tolist()
+    [['x', 'y', 'loss'], ['x', 'z', 'loss'], ['y', 'z', 'tie']]
+    """
     if tie_threshold < 0:
         raise InvalidInputError(f"tie_threshold must be >= 0, got {tie_threshold}.")
     hits = validate_hits(hits)
@@ -171,5 +192,24 @@ def hits_to_pairs(hits: pd.DataFrame, tie_threshold: float = 0.0) -> pd.DataFram
 
 
 def hits_to_scalars(hits: pd.DataFrame) -> pd.DataFrame:
-    """The n scalar judgements of each HIT (columns ``hit, item, value``)."""
+    """The n scalar judgements of each HIT (columns ``hit, item, value``).
+
+    Parameters
+    ----------
+    hits : pandas.DataFrame
+        Scalar judgements ``hit, item, value``, several items per HIT.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``hit, item, value``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.pairwise import hits_to_scalars
+    >>> hits = pd.DataFrame({"hit": [0, 0], "item": ["x", "y"], "value": [0.2, 0.7]})
+    >>> hits_to_scalars(hits).shape
+    (2, 3)
+    """
     return validate_hits(hits)

@@ -188,7 +188,43 @@ def plan_pairwise(
     width of the items' ``ci_prob`` rank intervals), ``p_top_k`` (expected posterior probability
     that the top-``top_k`` set is the posterior mean's), ``top_k_correct`` (probability that the
     posterior mean's top-``top_k`` set is the true one), each with its Monte Carlo standard error
-    (``*_se``) over the ``simulations`` runs."""
+    (``*_se``) over the ``simulations`` runs.
+
+    Parameters
+    ----------
+    result : PairwiseResult
+        A fitted pairwise result.
+    extra : sequence of int
+        Numbers of extra comparisons to plan for.
+    strategies : sequence of str
+        ``"bald"`` and/or ``"random"``.
+    batch : int
+        Comparisons chosen per round.
+    top_k : int
+        Size of the top set.
+    ci_prob : float
+        Probability of the rank intervals.
+    simulations : int
+        Simulated futures per strategy.
+    n_anchors : int
+        Posterior draws the simulated truths are drawn from.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (strategy, extra), the columns above.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import fit_pairwise, latent_values, plan_pairwise, simulate_judgements
+    >>> data = simulate_judgements(latent_values(6, random_seed=1), n_comparisons=60, random_seed=1)
+    >>> result = fit_pairwise(data["comparisons"], random_seed=1, progressbar=False)
+    >>> plan = plan_pairwise(result, extra=(0, 20), strategies=("random",), batch=10, simulations=2, random_seed=1)
+    >>> plan.shape[0], "spearman" in plan
+    (2, True)
+    """
     check_ci_prob(ci_prob)
     sizes = sorted({int(e) for e in np.atleast_1d(extra)})
     if sizes[0] < 0:
@@ -222,21 +258,90 @@ def plan_pairwise(
 
 def top_k_probability(result, k: int = 3) -> float:
     """Posterior probability that the top-k set is the posterior mean's top-k set (the
-    stopping rule reads this against a target such as 0.9)."""
+    stopping rule reads this against a target such as 0.9).
+
+    Parameters
+    ----------
+    result : PairwiseResult
+        A fitted pairwise result.
+    k : int
+        Size of the top set.
+
+    Returns
+    -------
+    float
+        The probability.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import fit_pairwise, latent_values, simulate_judgements, top_k_probability
+    >>> data = simulate_judgements(latent_values(6, random_seed=2), n_comparisons=80, random_seed=2)
+    >>> result = fit_pairwise(data["comparisons"], random_seed=2, progressbar=False)
+    >>> 0 <= top_k_probability(result, k=2) <= 1
+    True
+    """
     u, _ = ability_draws(result)
     return top_set_probability(u, result.posterior["s"].mean(("chain", "draw")).to_numpy(), k)
 
 
 def comparisons_to_stop(plan: pd.DataFrame, prob: float = 0.9, strategy: str = "bald") -> int | None:
     """Stopping rule read off a plan: the fewest planned extra comparisons at which the top-k set
-    is expected to be stable with probability ``prob`` (None if no planned size reaches it)."""
+    is expected to be stable with probability ``prob`` (None if no planned size reaches it).
+
+    Parameters
+    ----------
+    plan : pandas.DataFrame
+        A table of :func:`plan_pairwise`.
+    prob : float
+        The probability the top-k set must reach.
+    strategy : str
+        The strategy read (``"bald"`` or ``"random"``).
+
+    Returns
+    -------
+    int or None
+        The number of extra comparisons, or None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.pairwise import comparisons_to_stop
+    >>> plan = pd.DataFrame({"strategy": "bald", "extra": [0, 50, 100], "p_top_k": [0.6, 0.85, 0.93]})
+    >>> comparisons_to_stop(plan, prob=0.9)
+    100
+    """
     rows = plan[(plan["strategy"] == strategy) & (plan["p_top_k"] >= prob)]
     return int(rows["extra"].min()) if len(rows) else None
 
 
 def plot_pairwise_plan(plan: pd.DataFrame, axes=None):
     """Expected Spearman, rank-interval width and top-k probability against extra comparisons,
-    one line per strategy. Returns the Axes."""
+    one line per strategy. Returns the Axes.
+
+    Parameters
+    ----------
+    plan : pandas.DataFrame
+        A table of :func:`plan_pairwise`.
+    axes : sequence of matplotlib.axes.Axes, optional
+        Three Axes to draw on; default a new figure.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+        The three Axes.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from bayes_raters.pairwise import plot_pairwise_plan
+    >>> plan = pd.DataFrame({"strategy": "random", "extra": [0, 50], "spearman": [0.7, 0.8], "spearman_se": 0.01,
+    ...                      "rank_width": [3.0, 2.5], "rank_width_se": 0.1, "p_top_k": [0.5, 0.6], "p_top_k_se": 0.02,
+    ...                      "top_k_correct": [0.4, 0.5], "top_k_correct_se": 0.02})
+    >>> len(plot_pairwise_plan(plan))
+    3
+    """
     import matplotlib.pyplot as plt
 
     if axes is None:

@@ -41,7 +41,22 @@ def latent_values(n_items: int, shape: str = "uniform", random_seed=None) -> pd.
     ``skewed`` Beta(2, 5) (most items rare, as in lexical frequency); ``bimodal`` an equal
     mixture of Beta(2, 7) and Beta(7, 2) (a political-spectrum-like split); ``central``
     Beta(4, 4); ``upper`` Beta(12, 1.5) and ``lower`` Beta(1.5, 12) (all items near one
-    bound, as in a set of only liberal propositions)."""
+    bound, as in a set of only liberal propositions).
+
+    Parameters
+    ----------
+    n_items : int
+        The number of items.
+    shape : {"uniform", "skewed", "bimodal", "central", "upper", "lower"}
+        The distribution of the values.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    pandas.Series
+        The values, indexed by item id.
+    """
     if shape not in LATENT_SHAPES:
         raise InvalidInputError(f"shape must be one of {LATENT_SHAPES}, got {shape!r}.")
     if n_items < 2:
@@ -228,7 +243,39 @@ def run_elicitation_experiment(
 
     The paper's Section 5.1 states 20 HITs per iteration and also the same total budget as
     10 DA judgements per item for 150 items; both cannot hold (20 x 5 x 10 = 1,000 < 1,500),
-    so the default follows Algorithm 1's k = N / n, which makes the budgets equal."""
+    so the default follows Algorithm 1's k = N / n, which makes the budgets equal.
+
+    Parameters
+    ----------
+    truth : pandas.Series
+        The items' true values, indexed by item.
+    annotator : SimulatedAnnotator, optional
+        The simulated judge; default the paper's.
+    methods : sequence of str
+        Elicitation methods among ``"DA"``, ``"RA"``, ``"EASL"``.
+    iterations : int
+        Rounds per run.
+    n_items : int
+        Items per HIT.
+    hits_per_iteration : int, optional
+        HITs per round (default above).
+    repetitions : int
+        Independent runs per method.
+    random_seed : int
+        Seed of the first run.
+
+    Returns
+    -------
+    ElicitationExperiment
+        The correlation with the truth after every round, for every method and run.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import latent_values, run_elicitation_experiment
+    >>> experiment = run_elicitation_experiment(latent_values(20, random_seed=0), iterations=2, repetitions=2)
+    >>> type(experiment).__name__
+    'ElicitationExperiment'
+    """
     unknown = set(methods) - set(METHODS)
     if unknown:
         raise InvalidInputError(f"methods must be among {METHODS}, got {sorted(unknown)}.")
@@ -247,7 +294,31 @@ def run_elicitation_experiment(
 
 def outcome_probabilities(s_a: np.ndarray, s_b: np.ndarray, lam, epsilon, link: str = "rao-kupper") -> np.ndarray:
     """P(loss), P(tie), P(win) of item_a (last axis) under the Bayesian model's pairwise
-    likelihood (see :mod:`bayes_raters.pairwise.model`); arrays broadcast."""
+    likelihood (see :mod:`bayes_raters.pairwise.model`); arrays broadcast.
+
+    Parameters
+    ----------
+    s_a, s_b : numpy.ndarray
+        Latent values of the two items, in [0, 1].
+    lam : float or numpy.ndarray
+        Preference sharpness of the link.
+    epsilon : float or numpy.ndarray
+        Tie width of the link.
+    link : {"rao-kupper", "probit"}
+        The tie model.
+
+    Returns
+    -------
+    numpy.ndarray
+        The three probabilities on the last axis, summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayes_raters.pairwise import outcome_probabilities
+    >>> outcome_probabilities(np.array(0.7), np.array(0.3), 8.0, 0.5).round(3).tolist()
+    [0.024, 0.039, 0.937]
+    """
     s_a, s_b = np.asarray(s_a, float), np.asarray(s_b, float)
     if link == "probit":
         d = lam * (s_a - s_b)
@@ -283,7 +354,43 @@ def simulate_judgements(
     censored to [-strength_max, strength_max]. Returns ``comparisons``, ``scalars`` and
     ``strengths`` tables (each with an ``annotator`` column) and the annotator effects.
     ``pairs`` (columns ``item_a``, ``item_b``) fixes the compared pairs instead of
-    ``n_comparisons`` random ones, e.g. from :func:`~bayes_raters.pairwise.design.neighbour_pairs`."""
+    ``n_comparisons`` random ones, e.g. from :func:`~bayes_raters.pairwise.design.neighbour_pairs`.
+
+    Parameters
+    ----------
+    truth : pandas.Series
+        The items' true values in [0, 1], indexed by item.
+    n_comparisons, n_scalars, n_strengths : int
+        Judgements of each kind.
+    n_annotators : int
+        Annotators the judgements are spread over.
+    lam, epsilon : float
+        Preference sharpness and tie width of the pairwise link.
+    phi : float
+        Precision of the scalar (slider) judgements.
+    strength_gain, strength_sigma, strength_max : float
+        Gain, noise and upper bound of the preference strengths.
+    sigma_consistency, sigma_bias : float
+        SD of the annotators' consistency and of their slider biases.
+    link : {"rao-kupper", "probit"}
+        The tie model.
+    pairs : pandas.DataFrame, optional
+        The pairs to compare; default random pairs.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``comparisons``, ``scalars`` and ``strengths`` tables.
+
+    Examples
+    --------
+    >>> from bayes_raters.pairwise import latent_values, simulate_judgements
+    >>> data = simulate_judgements(latent_values(5, random_seed=0), n_comparisons=20, n_scalars=10, random_seed=0)
+    >>> sorted(data), len(data["comparisons"])
+    (['annotator_effects', 'comparisons', 'scalars', 'strengths'], 20)
+    """
     rng = np.random.default_rng(random_seed)
     items, s = truth.index.to_numpy(), truth.to_numpy(float)
     if pairs is not None:

@@ -386,7 +386,58 @@ def fit_irt(
     name}`` the confirmatory one with correlated abilities (``anchors=[item, ...]`` picks the
     exploratory model's anchor items); both return a
     :class:`~bayes_raters.irt.multidimensional.fit.MultidimensionalIRTResult`
-    (:mod:`bayes_raters.irt.multidimensional.model`). ``dims=1`` is the unidimensional model."""
+    (:mod:`bayes_raters.irt.multidimensional.model`). ``dims=1`` is the unidimensional model.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Long answers, one row per (respondent, item), ``correct`` 0/1.
+    model : {"1pl", "2pl", "3pl", "4pl"}
+        The item response function.
+    method : {"marginal", "joint"}
+        Integrate the abilities out (default) or sample them with NUTS.
+    n_options : int, optional
+        Answer options per item (guessing prior of the 3PL/4PL).
+    hierarchical : bool, optional
+        Population priors on the items; None decides by the number of items.
+    draws, tune, chains : int
+        Posterior draws and tuning iterations per chain, and the number of chains.
+    cores : int, optional
+        Chains run in parallel; None, one per CPU.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw (the same seed gives the same draws).
+    nuts_sampler : str
+        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
+    target_accept : float, optional
+        NUTS target acceptance rate; None as above.
+    nuts_kwargs : dict, optional
+        Other keywords for the NUTS sampler.
+    progressbar : bool, optional
+        None shows the progress bar in a terminal or notebook only.
+    respondent, item, correct : str
+        Column names in ``responses``.
+    dims : int, optional
+        Number of abilities of an exploratory multidimensional model (2 or 3).
+    dimensions : dict, optional
+        Item -> ability name: a confirmatory multidimensional model.
+    anchors : list, optional
+        The exploratory model's anchor items, one per ability.
+    inference : {"auto", "nuts", "laplace"}
+        How the item parameters are drawn (see above).
+
+    Returns
+    -------
+    IRTResult or MultidimensionalIRTResult
+        The posterior, item and respondent tables, flags and convergence.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import fit_irt, simulate_responses
+    >>> answers, _ = simulate_responses(300, 10, random_seed=2)
+    >>> result = fit_irt(answers, "2pl", random_seed=2, progressbar=False)
+    >>> result.convergence.converged, result.item_table().shape[0]
+    (True, 10)
+    """
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
     if method not in IRT_METHODS:

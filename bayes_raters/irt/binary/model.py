@@ -59,6 +59,30 @@ def validate_responses(
     (``calibration=True``) it also needs two respondents and two items and warns
     (:class:`SmallSampleWarning`) for items everyone got right or wrong, whose
     difficulty is only bounded, not estimated.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Long answers, one row per (respondent, item).
+    respondent, item, correct : str
+        Column names in ``responses``.
+    items, respondents : list, optional
+        Ids that must all have an answer.
+    calibration : bool
+        Check what calibrating item parameters needs (see above).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``respondent, item, correct`` (correct as 0.0/1.0).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayes_raters.irt import validate_responses
+    >>> table = pd.DataFrame({"who": [1, 1, 2, 2], "q": ["a", "b", "a", "b"], "ok": ["true", "false", "false", "true"]})
+    >>> validate_responses(table, respondent="who", item="q", correct="ok")["correct"].tolist()
+    [1.0, 0.0, 0.0, 1.0]
     """
     table = validate_long(
         responses, {"respondent": respondent, "item": item}, correct, "responses", score_role="correct", booleans=True
@@ -334,6 +358,32 @@ def build_irt_model(
 
     ``n_options`` (answer options per item) sets the guessing prior of 3PL/4PL (default 4).
     ``hierarchical``: None (default) as :func:`resolve_hierarchical`. Coords: ``respondent``, ``item``, ``answer`` (rows).
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Long answers, one row per (respondent, item), ``correct`` 0/1.
+    model : {"1pl", "2pl", "3pl", "4pl"}
+        The item response function.
+    n_options : int, optional
+        Answer options per item (guessing prior of the 3PL/4PL).
+    hierarchical : bool, optional
+        Population priors on the items; None decides by the number of items.
+    respondent, item, correct : str
+        Column names in ``responses``.
+
+    Returns
+    -------
+    pymc.Model
+        The model with every variable on named dims, not yet sampled.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import build_irt_model, simulate_responses
+    >>> answers, _ = simulate_responses(200, 8, random_seed=1)
+    >>> model = build_irt_model(answers, "2pl")
+    >>> {name: model.named_vars_to_dims[name] for name in ("a", "b", "theta")}
+    {'a': ('item',), 'b': ('item',), 'theta': ('respondent',)}
     """
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")

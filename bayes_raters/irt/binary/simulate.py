@@ -29,7 +29,33 @@ def simulate_responses(
 ) -> tuple[pd.DataFrame, xr.Dataset]:
     """Return ``(responses, truth)``: long answers ``respondent, item, correct`` and an
     xarray Dataset with the true ``theta`` (respondent), ``a``, ``b``, ``c``, ``d`` and
-    ``bad`` / ``kind`` (item) of every item (the bad ones are the last items)."""
+    ``bad`` / ``kind`` (item) of every item (the bad ones are the last items).
+
+    Parameters
+    ----------
+    n_respondents, n_items : int
+        Size of the answers table (bad items included).
+    guessing : float
+        Lower asymptote ``c`` of every good item.
+    n_zero, n_negative, n_miskeyed : int
+        Planted bad items: slope near zero, negative slope, and a miskeyed item.
+    missing : float
+        Share of answers removed at random.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, xarray.Dataset)
+        The answers and the true parameters.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import simulate_responses
+    >>> answers, truth = simulate_responses(100, 6, n_negative=1, random_seed=0)
+    >>> answers.shape, str(truth["kind"].values[-1])
+    ((600, 3), 'negative')
+    """
     n_bad = n_zero + n_negative + n_miskeyed
     if n_bad > n_items or min(n_respondents, n_items) < 2:
         raise InvalidInputError("need >= 2 respondents, >= 2 items, and no more bad items than items.")

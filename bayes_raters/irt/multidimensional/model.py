@@ -196,7 +196,38 @@ def build_mirt_model(
     ``loading`` (exploratory). Variables: ``d`` (item), ``a`` (item, dimension), ``c`` (3PL),
     ``corr`` and its free entries ``corr_pair`` (confirmatory). ``model.mirt`` holds the
     dimension names, the item -> dimension map (confirmatory), the anchor items and the
-    starting values (exploratory)."""
+    starting values (exploratory).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Validated long answers ``respondent, item, correct``.
+    model : {"2pl", "3pl"}
+        The item response function.
+    dims : int, optional
+        Number of abilities of the exploratory model.
+    dimensions : dict, optional
+        Item -> ability name: the confirmatory model.
+    anchors : list, optional
+        The exploratory model's anchor items, one per ability.
+    n_options : int, optional
+        Answer options per item (guessing prior of the 3PL).
+    spacing : float, optional
+        Node spacing of the quadrature grid; default from the number of items and abilities.
+
+    Returns
+    -------
+    pymc.Model
+        The model, not yet sampled.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import build_mirt_model, simulate_factor_answers, validate_responses
+    >>> answers, truth = simulate_factor_answers(200, (4, 4), random_seed=0)
+    >>> model = build_mirt_model(validate_responses(answers), dimensions=truth["dimensions"])
+    >>> model.named_vars_to_dims["a"]
+    ('item', 'dimension')
+    """
     if model not in ("2pl", "3pl"):
         raise InvalidInputError(f"multidimensional models are '2pl' or '3pl', got {model!r}.")
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
@@ -275,7 +306,10 @@ class NodeTable:
 
 def normalise_rows(table: np.ndarray) -> np.ndarray:
     r"""Each row's log-sum-exp; ``table`` is overwritten by the normalised weights
-    :math:`\exp(t_{pq}) / \sum_q \exp(t_{pq})` (one exponential per entry)."""
+    :math:`\exp(t_{pq}) / \sum_q \exp(t_{pq})` (one exponential per entry). Not
+    :func:`bayes_raters.quadrature.logsumexp_np`: the callers need the normalised weights too
+    (the theta draws and the gradient), which that function would compute with a second
+    exponential of every entry of a (patterns x nodes) table."""
     top = table.max(axis=1)
     top = np.where(np.isfinite(top), top, 0.0)
     table -= top[:, None]

@@ -13,7 +13,31 @@ def simulate_factor_answers(n_respondents: int = 1000, group_sizes=(10, 10), cor
     :math:`d_j \sim N(0, 1)`, abilities :math:`N(0, R)` with correlation ``correlation`` between
     every pair of groups; ``group_sizes=(20,)`` gives one factor. Items are named
     ``g{group}_{k}``. Returns ``(answers, truth)`` with ``truth`` holding ``a`` (items, groups),
-    ``d``, ``theta`` and the item -> group map ``dimensions``."""
+    ``d``, ``theta`` and the item -> group map ``dimensions``.
+
+    Parameters
+    ----------
+    n_respondents : int
+        The number of respondents.
+    group_sizes : tuple of int
+        Items per ability.
+    correlation : float
+        Correlation between every pair of abilities.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, dict)
+        The answers and the true parameters.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import simulate_factor_answers
+    >>> answers, truth = simulate_factor_answers(100, (3, 3), random_seed=0)
+    >>> answers.shape, sorted(set(truth["dimensions"].values()))
+    ((600, 3), ['g1', 'g2'])
+    """
     rng = np.random.default_rng(random_seed)
     groups = len(group_sizes)
     corr = np.full((groups, groups), correlation) + (1 - correlation) * np.eye(groups)

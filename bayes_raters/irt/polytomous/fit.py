@@ -257,7 +257,44 @@ def fit_polytomous(
     with NUTS; ``"nuts"`` and ``"laplace"`` force one (``draws`` per chain either way; the Laplace
     path resamples them from twice as many proposals). Measured on 2 cores (``benchmarks/bench_irt_polytomous.py``): GRM 2,449 x 15 x 5,
     89 s with NUTS, 34 s this way (bfi neuroticism: 44 s, 17 s); posterior means within 0.07 of
-    NUTS's posterior SD (``models/irt_polytomous.md``)."""
+    NUTS's posterior SD (``models/irt_polytomous.md``).
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Long ordinal ratings, one row per (respondent, item).
+    model : {"grm", "gpcm"}
+        Graded response or generalised partial credit model.
+    respondent, item, score : str
+        Column names in ``responses``.
+    draws, tune, chains : int
+        Posterior draws and tuning iterations per chain, and the number of chains.
+    cores : int, optional
+        Chains run in parallel; None, one per CPU.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw (the same seed gives the same draws).
+    nuts_sampler : str
+        ``"nutpie"``, ``"pymc"``, ``"numpyro"`` or ``"blackjax"``.
+    target_accept : float
+        NUTS target acceptance rate.
+    progressbar : bool, optional
+        None shows the progress bar in a terminal or notebook only.
+    inference : {"auto", "nuts", "laplace"}
+        How the item parameters are drawn (see above).
+
+    Returns
+    -------
+    PolytomousResult
+        The posterior, item, category and respondent tables and convergence.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import fit_polytomous, simulate_ratings
+    >>> ratings, _ = simulate_ratings(300, 5, 4, random_seed=4)
+    >>> result = fit_polytomous(ratings, "grm", random_seed=4, progressbar=False)
+    >>> result.convergence.converged, result.item_table().shape[0]
+    (True, 5)
+    """
     if model not in POLYTOMOUS_MODELS:
         raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
     irt = build_polytomous_model(responses, model, respondent=respondent, item=item, score=score)

@@ -264,7 +264,32 @@ def build_polytomous_model(
     Coords ``respondent``, ``item``, ``threshold`` (``"item:k"``), ``category`` (``"item:score"``),
     ``pattern``, ``node``; data ``pattern_onehot``, ``pattern_count``, ``respondent_pattern``;
     the likelihood is the Potential ``marginal_loglik``. The layout and the score of each
-    category are stored in ``model.polytomous`` for the fit and the tables."""
+    category are stored in ``model.polytomous`` for the fit and the tables.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Long ordinal ratings, one row per (respondent, item).
+    model : {"grm", "gpcm"}
+        Graded response or generalised partial credit model.
+    respondent, item, score : str
+        Column names in ``responses``.
+    rule : QuadratureRule, optional
+        The quadrature rule over the ability; default chosen from the data.
+
+    Returns
+    -------
+    pymc.Model
+        The model, not yet sampled.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import build_polytomous_model, simulate_ratings
+    >>> ratings, _ = simulate_ratings(200, 4, 4, random_seed=1)
+    >>> model = build_polytomous_model(ratings, "grm")
+    >>> len(model.coords["threshold"])
+    12
+    """
     if model not in POLYTOMOUS_MODELS:
         raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
     table, categories = validate_ordinal_ratings(responses, respondent=respondent, item=item, score=score)

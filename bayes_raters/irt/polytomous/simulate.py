@@ -17,7 +17,31 @@ def simulate_ratings(n_respondents: int = 1000, n_items: int = 20, n_categories:
     LogNormal(0, 0.3) gaps (ordered, so valid for both models). Returns ``(ratings, truth)`` with
     truth ``{"a": (items,), "b": (items * (n_categories - 1),), "theta": (respondents,)}``.
     ``threshold_sd``: instead, thresholds sorted N(0, threshold_sd) draws (adjacent ones can be
-    very close) and a ~ U(0.5, 2.5), a design no prior of the package generates."""
+    very close) and a ~ U(0.5, 2.5), a design no prior of the package generates.
+
+    Parameters
+    ----------
+    n_respondents, n_items, n_categories : int
+        Size of the table and the number of score categories.
+    model : {"grm", "gpcm"}
+        The model the scores are drawn from.
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+    threshold_sd : float, optional
+        Draw thresholds and slopes from the other design above.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, dict)
+        The ratings and the true parameters.
+
+    Examples
+    --------
+    >>> from bayes_raters.irt import simulate_ratings
+    >>> ratings, truth = simulate_ratings(50, 3, 5, random_seed=0)
+    >>> ratings.shape, truth["b"].shape
+    ((150, 3), (12,))
+    """
     rng = np.random.default_rng(random_seed)
     layout = CategoryLayout(np.full(n_items, n_categories))
     if threshold_sd is not None:
