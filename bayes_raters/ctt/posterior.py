@@ -29,7 +29,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
-from bayes_raters.results import SD_DDOF, FitResult, check_ci_prob, interval_table, renamed, worst_report
+from bayes_raters.results import FitResult, interval_table, renamed, worst_report
 from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model
 
 #: The columns of a posterior interval that take the quantity as prefix (``prmse_mean`` ...).
@@ -122,19 +122,10 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
 
     def _interval_table(self, name: str, ci_prob: float) -> pd.DataFrame:
         """``mean, sd, lower, upper, r_hat, ess_bulk`` of posterior variable ``name`` per system."""
-        check_ci_prob(ci_prob)
         draws = self.posterior[[name]]
-        eti = az.eti(draws, prob=ci_prob)[name]
-        table = pd.DataFrame(
-            {
-                "mean": draws[name].mean(("chain", "draw")).to_series(),
-                "sd": draws[name].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
-                "lower": eti.sel(ci_bound="lower").to_series(),
-                "upper": eti.sel(ci_bound="upper").to_series(),
-                "r_hat": az.rhat(draws)[name].to_series(),
-                "ess_bulk": az.ess(draws, method="bulk")[name].to_series(),
-            }
-        )
+        table = interval_table(draws[name], ci_prob, ("system",))
+        table["r_hat"] = az.rhat(draws)[name].to_series()
+        table["ess_bulk"] = az.ess(draws, method="bulk")[name].to_series()
         table.index.name = "system"
         return table
 

@@ -18,7 +18,7 @@ from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.persistence import dataset_to_frame
-from bayes_raters.results import SD_DDOF, FitResult, ModelName, renamed
+from bayes_raters.results import FitResult, ModelName, interval_table, renamed
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc, sample_model
 
 #: The validated judgement tables of :class:`~bayes_raters.pairwise.model.PairwiseData`.
@@ -92,18 +92,10 @@ class PairwiseResult(FitResult):
         ``r_hat``, ``ess_bulk`` and the number of judgements of each kind; for a design in
         unlinked groups also ``group`` (ranks across groups rest on the prior or on scalars)."""
         s = self.posterior[["s"]]
-        eti = az.eti(s, prob=ci_prob)["s"]
-        table = pd.DataFrame(
-            {
-                "s_mean": s["s"].mean(("chain", "draw")).to_series(),
-                "s_sd": s["s"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
-                "s_mode": az.mode(s)["s"].to_series(),
-                "s_lower": eti.isel(ci_bound=0).to_series(),
-                "s_upper": eti.isel(ci_bound=1).to_series(),
-                "r_hat": az.rhat(s)["s"].to_series(),
-                "ess_bulk": az.ess(s, method="bulk")["s"].to_series(),
-            }
-        )
+        table = interval_table(s["s"], ci_prob, ("item",)).add_prefix("s_")
+        table.insert(2, "s_mode", az.mode(s)["s"].to_series())
+        table["r_hat"] = az.rhat(s)["s"].to_series()
+        table["ess_bulk"] = az.ess(s, method="bulk")["s"].to_series()
         table["rank_mean"] = self.rank_distribution().mul(np.arange(1, len(table) + 1), axis=1).sum(axis=1)
         for name, frame, columns in (
             ("n_comparisons", self.data.comparisons, ["item_a", "item_b"]),
@@ -143,17 +135,8 @@ class PairwiseResult(FitResult):
         ``system_value_sd``, ``system_value_lower``, ``system_value_upper`` and ``n_items``."""
         if "system_value" not in self.posterior:
             raise InvalidInputError("fit with systems= (item -> system) to get system-level values.")
-        m = self.posterior[["system_value"]]
-        eti = az.eti(m, prob=ci_prob)["system_value"]
-        table = pd.DataFrame(
-            {
-                "system_value_mean": m["system_value"].mean(("chain", "draw")).to_series(),
-                "system_value_sd": m["system_value"].std(("chain", "draw"), ddof=SD_DDOF).to_series(),
-                "system_value_lower": eti.isel(ci_bound=0).to_series(),
-                "system_value_upper": eti.isel(ci_bound=1).to_series(),
-                "n_items": self.data.systems.value_counts(),
-            }
-        )
+        table = interval_table(self.posterior["system_value"], ci_prob, ("system",)).add_prefix("system_value_")
+        table["n_items"] = self.data.systems.value_counts()
         return table.rename_axis("system").sort_values("system_value_mean", ascending=False)
 
     def parameter_table(self, ci_prob: float = 0.9) -> pd.DataFrame:

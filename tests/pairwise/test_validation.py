@@ -63,6 +63,9 @@ def _same_budget_accuracy(truth, *, lam, phi, sigma_bias, n_annotators, budget=6
         for name, (comparisons, scalars) in designs.items():
             result = fit_pairwise(comparisons, scalars, random_seed=seed, **fit)
             scores.setdefault(name, []).append(_accuracy(result, truth))
+            report = result.convergence
+            print(f"data set {seed}, {name}: {scores[name][-1]}, R-hat {report.max_r_hat:.3f}, "
+                  f"ESS {report.min_ess_bulk:.0f}, divergences {report.divergences}", flush=True)
     return pd.DataFrame({name: pd.DataFrame(rows).mean() for name, rows in scores.items()}).T
 
 
