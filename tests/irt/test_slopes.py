@@ -52,7 +52,10 @@ def _short_fit(fit, *args, **kwargs):
         warnings.simplefilter("always")
         result = fit(*args, draws=60, tune=60, random_seed=1, **kwargs)
     slope = [w for w in caught if issubclass(w.category, SlopeWarning)]
-    other = [w for w in caught if not issubclass(w.category, (SlopeWarning, ConvergenceWarning))]
+    # JAX warns at every os.fork once an earlier test in the same xdist worker imported it (the
+    # order changed when tests/ was laid out as the package): the process's state, not the fit's.
+    other = [w for w in caught if not issubclass(w.category, (SlopeWarning, ConvergenceWarning))
+             and not str(w.message).startswith("os.fork() was called")]
     assert not other, [str(w.message) for w in other]
     return result, slope
 
