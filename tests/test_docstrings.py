@@ -55,9 +55,11 @@ def _fits_a_model(function) -> bool:
 EXAMPLES = [pytest.param(name, marks=pytest.mark.slow) if _fits_a_model(f) else name for name, f in FUNCTIONS.items()]
 
 
+README_CODE = "\n".join(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S))
+
+
 def _called_in_readme(function) -> bool:
-    code = "\n".join(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S))
-    return re.search(rf"\b{function.__name__}\(", code) is not None
+    return re.search(rf"\b{function.__name__}\(", README_CODE) is not None
 
 
 def test_the_public_api_is_found():
