@@ -41,14 +41,15 @@ def _copy_sources() -> None:
 
 
 def _api_page() -> None:
-    """One section per module of the library (the deprecated ``bayes_raters.plan`` left out),
+    """One section per module of the library (the deprecated ``bayes_raters.plan`` and ``bayes_raters.ctt.posterior`` left out),
     each with the module's docstring and its documented members, found by walking the package."""
     import importlib
     import pkgutil
 
     import bayes_raters
 
-    names = ["bayes_raters"] + [m.name for m in pkgutil.walk_packages(bayes_raters.__path__, "bayes_raters.") if m.name != "bayes_raters.plan"]
+    deprecated = ("bayes_raters.plan", "bayes_raters.ctt.posterior")
+    names = ["bayes_raters"] + [m.name for m in pkgutil.walk_packages(bayes_raters.__path__, "bayes_raters.") if m.name not in deprecated]
     lines = ["API reference", "=============", ""]
     for name in names:
         # a package's page is its docstring: its members are documented in their own modules

@@ -1,6 +1,7 @@
 """The package's layout holds itself (issue 37, point 3): the library never imports the
 validation harnesses, no module imports another's private names, and the import graph of the
-library (imports at any depth, function-level ones included) has no cycle."""
+library (imports at any depth, function-level ones included) has no cycle; every family has the
+same file roles; the earlier places of moved names still work, with a warning."""
 
 from __future__ import annotations
 
@@ -154,3 +155,60 @@ def test_the_tests_mirror_the_package():
     prefixes = tuple(f"test_{name.split('/')[0]}" for name in families)
     misplaced = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.stem.startswith(prefixes)]
     assert not misplaced, f"family tests at the top of tests/: {misplaced}"
+
+
+#: The model families, each a folder with the same file roles.
+FAMILIES_WITH_ROLES = ("ctt", "pairwise", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets")
+ROLES = ("model", "fit", "result", "simulate")
+
+
+def _classes(path: Path) -> dict[str, list[str]]:
+    """Top-level classes of a module and the names of their bases as written."""
+    return {node.name: [ast.unparse(base) for base in node.bases]
+            for node in ast.parse(path.read_text()).body if isinstance(node, ast.ClassDef)}
+
+
+def _functions(path: Path) -> list[str]:
+    return [node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)]
+
+
+def test_every_family_has_the_same_file_roles():
+    """``model`` builds the PyMC model, ``fit`` holds the public ``fit_*`` and samples, ``result``
+    holds the family's one result class (a :class:`~bayes_raters.results.FitResult`), ``simulate``
+    draws data; no result class is defined anywhere else in the library."""
+    package = ROOT / "bayes_raters"
+    for family in FAMILIES_WITH_ROLES:
+        folder = package / family
+        missing = [role for role in ROLES if not (folder / f"{role}.py").is_file()]
+        assert not missing, f"{family}: no {missing}"
+        results = [name for name, bases in _classes(folder / "result.py").items() if any("FitResult" in b for b in bases)]
+        assert len(results) == 1, f"{family}/result.py defines {results}"
+        fits = [name for name in _functions(folder / "fit.py") if name.startswith("fit_")]
+        assert fits, f"{family}/fit.py defines no fit_* function"
+    elsewhere = [f"{path.relative_to(ROOT)}: {name}" for name, path in _modules("bayes_raters").items() if path.name != "result.py"
+                 for name, bases in _classes(path).items() if any(b.endswith("FitResult") for b in bases) and name != "FitResult"]
+    assert not elsewhere, f"result classes outside a result module: {elsewhere}"
+
+
+def test_earlier_places_still_hand_over_the_new_objects_and_warn():
+    """For one deprecation period the modules and names that moved keep working: importing them
+    warns (DeprecationWarning) and gives the very objects of the new place. Run in a fresh
+    interpreter, since a module warns only when first imported."""
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import bayes_raters.ctt.posterior as old_ctt\n"
+        "    import bayes_raters.plan as old_plan\n"
+        "    from bayes_raters.irt import fit_facets as old_fit_facets, FacetsResult as old_facets_result\n"
+        "import bayes_raters.ctt.fit, bayes_raters.ctt.result, bayes_raters.ctt.plan, bayes_raters.facets\n"
+        "same = [old_ctt.fit_true_score is bayes_raters.ctt.fit.fit_true_score,\n"
+        "        old_ctt.TrueScoreResult is bayes_raters.ctt.result.TrueScoreResult,\n"
+        "        old_plan.plan_double_scoring is bayes_raters.ctt.plan.plan_double_scoring,\n"
+        "        old_fit_facets is bayes_raters.facets.fit_facets, old_facets_result is bayes_raters.facets.FacetsResult]\n"
+        "print(same, sorted({str(w.message).split(' is ')[0] for w in seen if w.category is DeprecationWarning}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/").stdout.strip()
+    assert out.startswith("[True, True, True, True, True]"), out
+    for old in ("bayes_raters.ctt.posterior", "bayes_raters.plan", "fit_facets", "FacetsResult"):
+        assert old in out, out

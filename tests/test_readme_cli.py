@@ -17,7 +17,7 @@ from bayes_raters.cli import EXAMPLE_COMMANDS, main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FITS = {  # module attribute the command imports at call time -> what it fits
-    "bayes_raters.ctt.posterior.fit_true_score": "true-score model",
+    "bayes_raters.ctt.fit.fit_true_score": "true-score model",
     "bayes_raters.irt.fit_irt": "IRT model",
     "bayes_raters.pairwise.fit_pairwise": "pairwise model",
     "bayes_raters.facets.fit.fit_facets": "many-facet model",

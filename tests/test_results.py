@@ -14,14 +14,16 @@ import pytest
 import xarray as xr
 
 from bayes_raters.ctt import protocol
+from bayes_raters.ctt.fit import fit_true_score
 from bayes_raters.ctt.model import TrueScoreSpec, build_from_data, model_data, validate_true_score_inputs
-from bayes_raters.ctt.posterior import TrueScoreResult, fit_true_score
+from bayes_raters.ctt.result import TrueScoreResult
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
-from bayes_raters.facets.fit import FacetsResult, fit_facets
+from bayes_raters.facets.fit import fit_facets
+from bayes_raters.facets.result import FacetsResult
 from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous, simulate_factor_answers, simulate_ratings
-from bayes_raters.irt.multidimensional.fit import MultidimensionalIRTResult
-from bayes_raters.irt.polytomous.fit import PolytomousResult
+from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
+from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise
 from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
@@ -36,6 +38,12 @@ STANDARD_GROUPS = {"posterior", "sample_stats", "observed_data", "constant_data"
 def _true_score_result():
     _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
     return fit_true_score(ratings, systems, random_seed=5, **SMALL)
+
+
+def _true_score_joint_result():
+    """All systems in one model and one NUTS run: its sample_stats have no system dimension."""
+    _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
+    return fit_true_score(ratings, systems, joint=True, random_seed=5, **SMALL)
 
 
 def _irt_result():
@@ -66,7 +74,7 @@ def _facets_result():
     return fit_facets(ratings, systems, random_seed=5, **SMALL)
 
 
-FAMILIES = {"true_score": _true_score_result, "irt": _irt_result, "pairwise": _pairwise_result,
+FAMILIES = {"true_score": _true_score_result, "true_score_joint": _true_score_joint_result, "irt": _irt_result, "pairwise": _pairwise_result,
             "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result}
 
 
@@ -88,7 +96,14 @@ def _with_predictive(result):
 
 
 def _one_fit(result):
-    return result.fit_tree() if isinstance(result, TrueScoreResult) else result.idata
+    """``result.idata`` wherever the result is one sampler run. The true-score model's default
+    fits each system on its own (its own NUTS run, like the closed form): its sample_stats carry a
+    ``system`` dimension, which ArviZ 1.3's ``plot_energy`` cannot read (arviz_plots'
+    ``_get_energy_ds`` takes ``energy.values`` as (chain, draw)), so there one system's run is
+    plotted (``fit_tree``). ``joint=True`` is one run, read directly."""
+    if isinstance(result, TrueScoreResult) and "system" in result.idata["sample_stats"].dims:
+        return result.fit_tree()
+    return result.idata
 
 
 def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
@@ -99,7 +114,7 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     chains = result.idata["posterior"].sizes["chain"]
     added = "extra_chains" in result.idata["posterior"].attrs  # an IRT fit that mixed too little adds chains, and says why
     assert result.convergence.draws == 200 and result.convergence.chains == chains == (4 if added else 2)
-    expected_model = {"true_score": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
+    expected_model = {"true_score": "normal", "true_score_joint": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
                       "multidimensional": "2pl", "facets": "many_facet"}
     assert isinstance(result.model, str) and str(result.model) == expected_model[name]
     text = repr(result)
@@ -162,7 +177,7 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
 
 
 #: Each family's unit table: the method and the parameter prefix of its columns.
-UNIT_TABLES = {"true_score": ("response_table", "true_score"), "irt": ("respondent_table", "theta"),
+UNIT_TABLES = {"true_score": ("response_table", "true_score"), "true_score_joint": ("response_table", "true_score"), "irt": ("respondent_table", "theta"),
                "polytomous": ("respondent_table", "theta"), "multidimensional": ("respondent_table", "theta"),
                "facets": ("response_table", "theta"), "pairwise": ("item_table", "s")}
 
@@ -311,7 +326,7 @@ def test_table_sds_are_the_sample_sd_that_arviz_reports():
 
 
 @pytest.mark.parametrize(("module", "old", "new"), [
-    ("bayes_raters.ctt.posterior", "fit_true_score_model", "fit_true_score"),
+    ("bayes_raters.ctt.fit", "fit_true_score_model", "fit_true_score"),
     ("bayes_raters.pairwise.fit", "fit_pairwise_model", "fit_pairwise"),
 ])
 def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch, module, old, new):
@@ -330,7 +345,7 @@ def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch,
 def test_pairwise_model_is_the_models_name_and_the_old_call_still_works(monkeypatch):
     """``PairwiseResult.model`` names the model as on every result; ``pymc_model()`` rebuilds the PyMC
     model; the earlier call ``model()`` warns and returns that model."""
-    from bayes_raters.pairwise.fit import PairwiseResult
+    from bayes_raters.pairwise.result import PairwiseResult
 
     result = object.__new__(PairwiseResult)
     result.link = "probit"

@@ -119,7 +119,7 @@ def prmse_frame(args: argparse.Namespace) -> pd.DataFrame:
         return table
     if args.observation == "ordinal" and score_range is None:
         raise InvalidInputError("--observation ordinal needs the declared scale: add --score-range LOW HIGH (e.g. 1 6).")
-    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC: only when asked
+    from bayes_raters.ctt.fit import fit_true_score  # imports PyMC: only when asked
 
     with progress_on_stderr():
         result = fit_true_score(

@@ -19,7 +19,7 @@ READING = (
 def demo(args: argparse.Namespace) -> Output:
     """The ``demo`` sub-command: closed-form and posterior PRMSE on a simulated Loukina et al. design."""
     from bayes_raters.agreement import r2_score
-    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC
+    from bayes_raters.ctt.fit import fit_true_score  # imports PyMC
     from bayes_raters.ctt.simulate import double_scored_subset, simulate_dataset, system_scores_to_long
 
     seed = args.seed

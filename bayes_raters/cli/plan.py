@@ -59,8 +59,8 @@ def plan(args: argparse.Namespace) -> Output:
     systems_table = read_table(args.systems, args) if args.systems else None
     ratings = ratings_from_args(args, ratings_table, None)
     systems = systems_from_args(args, systems_table, ratings_table, ratings)
+    from bayes_raters.ctt.fit import fit_true_score  # imports PyMC: only when asked
     from bayes_raters.ctt.plan import plan_double_scoring
-    from bayes_raters.ctt.posterior import fit_true_score  # imports PyMC: only when asked
 
     with progress_on_stderr():
         result = fit_true_score(ratings, systems, draws=args.draws, tune=args.tune, chains=args.chains,

@@ -35,9 +35,9 @@ __all__ = [
 _LAZY = {
     "TrueScoreSpec": "bayes_raters.ctt.model",
     "build_true_score_model": "bayes_raters.ctt.model",
-    "TrueScoreResult": "bayes_raters.ctt.posterior",
-    "fit_true_score": "bayes_raters.ctt.posterior",
-    "fit_true_score_model": "bayes_raters.ctt.posterior",
+    "TrueScoreResult": "bayes_raters.ctt.result",
+    "fit_true_score": "bayes_raters.ctt.fit",
+    "fit_true_score_model": "bayes_raters.ctt.fit",
 }
 __all__ += list(_LAZY)
 

@@ -187,7 +187,7 @@ def draws_for_model(posterior: xr.Dataset, model: pm.Model, names: list[str], sy
 
 
 class TrueScoreGroups:
-    """The methods of :class:`~bayes_raters.ctt.posterior.TrueScoreResult` that build and read
+    """The methods of :class:`~bayes_raters.ctt.result.TrueScoreResult` that build and read
     these groups (a mixin: it uses the result's ``idata``, ``spec``, ``posterior``, ``ratings``
     and ``system_scores``)."""
 

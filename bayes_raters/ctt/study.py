@@ -213,7 +213,7 @@ def bayesian_double_scoring_cell(config: StudyConfig, category_index: int, size_
     """Experiment 6, one fit: the posterior PRMSE of the system on the double-scored-only
     sample of one pair, beside the closed form and the PRMSE against the simulated true
     scores of the same responses: 1 - sum (M - T)^2 / sum (T - mean T)^2."""
-    from bayes_raters.ctt.posterior import fit_true_score
+    from bayes_raters.ctt.fit import fit_true_score
 
     data = study_data(config)
     n_double = config.double_scored[size_index]

@@ -1,5 +1,5 @@
 """Item response theory, one sub-package per family, each with the same file roles (``model``:
-the PyMC model; ``fit``: ``fit_*`` and its result class; ``simulate``): ``binary`` (1PL/2PL/3PL/4PL
+the PyMC model; ``fit``: ``fit_*``; ``result``: the result class; ``simulate``): ``binary`` (1PL/2PL/3PL/4PL
 for right/wrong answers; ``marginal`` integrates the abilities out), ``polytomous`` (graded
 response and generalized partial credit models for ordinal items; ``kernel`` their compiled
 category probabilities), ``multidimensional`` (compensatory 2PL/3PL). Shared by the families:
@@ -10,15 +10,17 @@ short forms (``short_form``). The many-facet rater model is its own family, :mod
 
 import warnings
 
-from bayes_raters.irt.binary.fit import IRTResult, fit_irt
+from bayes_raters.irt.binary.fit import fit_irt
 from bayes_raters.irt.binary.model import IRT_MODELS, build_irt_model, validate_responses
+from bayes_raters.irt.binary.result import IRTResult
 from bayes_raters.irt.binary.simulate import simulate_responses
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
-from bayes_raters.irt.multidimensional.fit import MultidimensionalIRTResult
 from bayes_raters.irt.multidimensional.model import build_mirt_model
+from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.multidimensional.simulate import simulate_factor_answers
-from bayes_raters.irt.polytomous.fit import PolytomousResult, fit_polytomous
+from bayes_raters.irt.polytomous.fit import fit_polytomous
 from bayes_raters.irt.polytomous.model import POLYTOMOUS_MODELS, build_polytomous_model
+from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.irt.polytomous.simulate import simulate_ratings
 from bayes_raters.irt.scale import build_scale, compare_irt_models
 from bayes_raters.irt.short_form import short_form

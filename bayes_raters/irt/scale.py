@@ -8,7 +8,8 @@ import arviz as az
 import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.irt.binary.fit import IRTResult, fit_irt
+from bayes_raters.irt.binary.fit import fit_irt
+from bayes_raters.irt.binary.result import IRTResult
 
 
 def compare_irt_models(results: dict[str, IRTResult], **compare_kwargs) -> pd.DataFrame:

@@ -10,10 +10,11 @@ planner of further comparisons (:func:`plan_pairwise`, :func:`top_k_probability`
 """
 
 from bayes_raters.pairwise.design import neighbour_pairs
-from bayes_raters.pairwise.fit import PairwiseResult, fit_pairwise, fit_pairwise_model
+from bayes_raters.pairwise.fit import fit_pairwise, fit_pairwise_model
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
 from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, plot_pairwise_plan, top_k_probability
+from bayes_raters.pairwise.result import PairwiseResult
 from bayes_raters.pairwise.simulate import (
     ElicitationExperiment,
     SimulatedAnnotator,

@@ -1,6 +1,6 @@
 r"""Planning the next pairwise judgements from a fitted beta-latent result (a preposterior
 analysis): how well will the ranking be known after :math:`n` more comparisons chosen by
-:meth:`~bayes_raters.pairwise.fit.PairwiseResult.next_pairs` (BALD) or at random, and when can
+:meth:`~bayes_raters.pairwise.result.PairwiseResult.next_pairs` (BALD) or at random, and when can
 annotation stop?
 
 Coordinates. Comparisons read the items only through the abilities :math:`u_i = \lambda s_i`

@@ -149,7 +149,7 @@ def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypat
     """The flags reach fit_true_score (the ordinal fit itself is tested in
     tests/ctt/test_ordinal.py, and from the command line in full by the README's line in
     `make validate`: 131 s here was the suite's fifth-longest test)."""
-    import bayes_raters.ctt.posterior as posterior
+    import bayes_raters.ctt.fit as ctt_fit
 
     folder, ratings, _ = long_files
     base = ["prmse", str(folder / "ratings.csv"), "--systems", str(folder / "systems.csv"), "--json",
@@ -163,7 +163,7 @@ def test_ordinal_observation_from_the_command_line(long_files, capsys, monkeypat
         seen.append(kwargs)
         raise KeyboardInterrupt  # stop before sampling
 
-    monkeypatch.setattr(posterior, "fit_true_score", spy)
+    monkeypatch.setattr(ctt_fit, "fit_true_score", spy)
     low, high = ratings["value"].min(), ratings["value"].max()
     with pytest.raises(KeyboardInterrupt):
         main([*base, "--score-range", str(low), str(high), "--draws", "1000"])

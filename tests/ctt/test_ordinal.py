@@ -214,7 +214,7 @@ def test_integer_ratings_from_close_raters_point_to_the_ordinal_model():
 
     from bayes_raters import RoundingWarning
     from bayes_raters.ctt import double_scored_subset, simulate_dataset
-    from bayes_raters.ctt.posterior import ROUNDING_VARIANCE, warn_if_rounding_dominates
+    from bayes_raters.ctt.fit import ROUNDING_VARIANCE, warn_if_rounding_dominates
 
     data = simulate_dataset(2000, raters_per_category=2, systems_per_category=1, random_seed=1)
     high = double_scored_subset(data, ("h_7", "h_8"), 1000, random_seed=1)

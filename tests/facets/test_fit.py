@@ -16,7 +16,7 @@ from scipy import integrate, stats
 
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError, PersistenceError
 from bayes_raters.facets.draws import pair_items, rating_logits, rating_loglik_at, true_scores_at
-from bayes_raters.facets.fit import FacetsResult, _sample_forms, fit_facets
+from bayes_raters.facets.fit import _sample_forms, fit_facets
 from bayes_raters.facets.model import (
     build_facets_model,
     category_table,
@@ -25,6 +25,7 @@ from bayes_raters.facets.model import (
     true_score_curve,
     validate_facet_ratings,
 )
+from bayes_raters.facets.result import FacetsResult
 from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.quadrature import marginal_loglik, trapezoid_rule
 from bayes_raters.sampling import RefinedFit

@@ -27,8 +27,8 @@ from bayes_raters.pairwise import (
     simulate_judgements,
 )
 from bayes_raters.pairwise.evaluation import compare_rse_pje, simulate_rse_pje
-from bayes_raters.pairwise.fit import judgement_inputs
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
+from bayes_raters.pairwise.result import judgement_inputs
 from bayes_raters.persistence import frame_to_dataset, save_datatree
 
 FIT = {"draws": 1000, "tune": 1000, "chains": 4, "cores": 2, "nuts_sampler": "pymc"}

@@ -1,5 +1,5 @@
 r"""Fit the multidimensional IRT model (:mod:`bayes_raters.irt.multidimensional.model`), draw the abilities,
-and read loadings, item, correlation and respondent tables.
+and hand them to :class:`~bayes_raters.irt.multidimensional.result.MultidimensionalIRTResult` (its tables).
 
 After NUTS has sampled the item parameters, each respondent's :math:`\theta_i \in
 \mathbb{R}^K` is drawn for every posterior draw from its exact conditional: the quadrature
@@ -14,9 +14,7 @@ compare with the unidimensional marginal fits directly.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -24,9 +22,9 @@ import xarray as xr
 from bayes_raters.chains import map_chains
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.irt.multidimensional.model import NodeTable, ball_rule, default_spacing, normalise_rows
-from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason, warn_contradicted_slopes
-from bayes_raters.results import FitResult, interval_table, quiet_loo
-from bayes_raters.sampling import ConvergenceReport, derived_rng, sample_model, sample_refined
+from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
+from bayes_raters.irt.slopes import dimension_rest_correlations, warn_contradicted_slopes
+from bayes_raters.sampling import derived_rng, sample_model, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
 #: spacing). Looser than the unidimensional engine's 1e-6 because each refinement multiplies
@@ -36,128 +34,6 @@ MIRT_TOLERANCE = 1e-3
 #: Each refinement multiplies the spacing by this: the error falls like exp(-c / h^2), so its
 #: logarithm doubles (1e-3 becomes about 1e-6).
 REFINE = 0.7
-D_SCALE = 1.702  # logistic to normal-ogive scale, for standardized loadings
-
-
-@dataclass(repr=False)
-class MultidimensionalIRTResult(FitResult):
-    """A fitted multidimensional IRT model: ``idata`` (posterior with ``a`` (item,
-    dimension), ``d``, ``c`` (3PL), ``corr`` (confirmatory), ``theta`` (respondent, dimension);
-    ``log_likelihood`` per respondent), the answers ``table``, the convergence ``report``,
-    ``dimensions`` (names), ``anchors`` (exploratory) or ``item_dimension`` (confirmatory)."""
-
-    idata: xr.DataTree
-    model: str
-    table: pd.DataFrame
-    report: ConvergenceReport
-    dimensions: list
-    anchors: list | None = None
-    item_dimension: dict | None = None
-    method: str = "marginal"
-
-    summary_var_names = ("a", "d", "c", "corr_pair")
-    family = "IRT (multidimensional)"
-
-    def _size(self) -> str:
-        kind = "confirmatory" if self.item_dimension else "exploratory"
-        return (f"{self.model.upper()} {kind}, {len(self.dimensions)} dimensions, "
-                f"{self.table['respondent'].nunique()} respondents x {self.table['item'].nunique()} items")
-
-    def loadings(self, ci_prob: float = 0.9, standardized: bool = False) -> pd.DataFrame:
-        """One row per (item, dimension): posterior mean, sd and ``ci_prob`` interval of the
-        loading :math:`a_{jk}` (``a_mean``, ``a_sd``, ``a_lower``, ``a_upper``); ``standardized=True`` gives the factor-analytic loading
-        :math:`\\lambda_{jk} = (a_{jk}/1.702) / \\sqrt{1 + \\mathbf{a}_j^\\top R\\,\\mathbf{a}_j / 1.702^2}`
-        (normal-ogive scale; R the ability correlation, I when exploratory; columns ``lambda_mean``...). Anchors and
-        fixed zeros are marked."""
-        a = self.posterior["a"]
-        if standardized:
-            scaled = a / D_SCALE
-            corr = self.posterior["corr"] if "corr" in self.posterior else None
-            if corr is None:
-                variance = (scaled**2).sum("dimension")
-            else:
-                other = scaled.rename(dimension="dimension_other")
-                variance = (scaled * corr * other).sum(("dimension", "dimension_other"))
-            a = scaled / np.sqrt(1 + variance)
-        table = interval_table(a, ci_prob, ("item", "dimension")).add_prefix("lambda_" if standardized else "a_")
-        table["anchor"] = [self.anchors is not None and item == self.anchors[self.dimensions.index(dim)]
-                           for item, dim in table.index]
-        table["fixed_zero"] = (a.std(("chain", "draw")) == 0).to_series().reindex(table.index).to_numpy()
-        return table
-
-    def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """One row per item: intercept d, multidimensional discrimination
-        :math:`\\lVert a_j \\rVert` and difficulty :math:`-d_j / \\lVert a_j \\rVert` (posterior
-        mean and interval), guessing c (3PL), worst R-hat and bulk ESS of the item's
-        parameters, and the proportion correct. Confirmatory fits add the item-rest correlation
-        within the item's dimension (``rest_corr``, ``rest_corr_upper``, ``contradicts_slope``:
-        :func:`bayes_raters.irt.slopes.dimension_rest_correlations`), ``flagged`` and ``reasons``."""
-        post = self.posterior
-        norm = np.sqrt((post["a"] ** 2).sum("dimension"))
-        parts = {"d": post["d"], "mdisc": norm, "mdiff": -post["d"] / norm}
-        if "c" in post:
-            parts["c"] = post["c"]
-        table = pd.concat([interval_table(v, ci_prob, ("item",)).add_prefix(f"{k}_") for k, v in parts.items()], axis=1)
-        names = [v for v in ("a", "d", "c") if v in post]
-        per_item = lambda stat, reduce: pd.concat(  # noqa: E731
-            [getattr(stat[v], reduce)([x for x in stat[v].dims if x != "item"]).to_series() for v in names], axis=1)
-        with warnings.catch_warnings():  # fixed zero loadings have no R-hat (0 / 0): NaN, skipped below
-            warnings.simplefilter("ignore", RuntimeWarning)
-            rhat, ess = az.rhat(post[names]), az.ess(post[names], method="bulk")
-        table["r_hat"] = per_item(rhat, "max").max(axis=1)
-        table["ess_bulk"] = per_item(ess, "min").min(axis=1)
-        table["p_correct"] = self.table.groupby("item", sort=False)["correct"].mean().reindex(table.index)
-        if self.item_dimension:  # confirmatory: each item's one loading is forced positive
-            table = table.join(dimension_rest_correlations(self.table, "correct", self.item_dimension))
-            table["flagged"] = table["contradicts_slope"].astype(bool)
-            table["reasons"] = [slope_reason(row, "item-rest (within its dimension)") or "" for _, row in table.iterrows()]
-        return table
-
-    def correlations(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """Posterior of the ability correlations (confirmatory model): one row per pair of
-        dimensions with ``corr_mean``, ``corr_sd``, ``corr_lower``, ``corr_upper``."""
-        if "corr" not in self.posterior:
-            raise InvalidInputError("the exploratory model fixes the abilities' correlation at 0 (theta ~ N(0, I)); "
-                                    "fit with dimensions={item: name} to estimate correlations.")
-        table = interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other")).add_prefix("corr_")
-        names = self.dimensions
-        keep = [names.index(i) < names.index(j) for i, j in table.index]
-        return table[keep]
-
-    def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """Posterior mean, sd and interval of every respondent's ability on every dimension
-        (``theta_mean``, ``theta_sd``, ``theta_lower``, ``theta_upper``)."""
-        return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension")).add_prefix("theta_")
-
-    def _saved_config(self) -> dict:
-        return {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
-                "item_dimension": self.item_dimension, "report": self.report.to_dict()}
-
-    @classmethod
-    def _from_saved(cls, tree: xr.DataTree, config: dict) -> MultidimensionalIRTResult:
-        answers = tree["constant_data"].to_dataset()
-        table = pd.DataFrame({"respondent": answers["respondent"].values, "item": answers["item"].values,
-                              "correct": tree["observed_data"]["correct"].values})
-        report = ConvergenceReport(**config.pop("report"))
-        return cls(tree, config.pop("model"), table, report, **config)
-
-    def loo(self):
-        """``az.loo`` over respondents (each respondent's marginal log-likelihood)."""
-        return quiet_loo(self.idata)
-
-    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
-        """Replicated answers from each draw's theta and item parameters."""
-        person = pd.Index(draws["respondent"].values).get_indexer(self.table["respondent"])
-        question = pd.Index(draws["item"].values).get_indexer(self.table["item"])
-        theta = draws["theta"].transpose("chain", "draw", "respondent", "dimension").values[:, :, person]
-        a = draws["a"].transpose("chain", "draw", "item", "dimension").values[:, :, question]
-        eta = (theta * a).sum(-1) + draws["d"].values[:, :, question]
-        p = 1 / (1 + np.exp(-eta))
-        if "c" in draws:
-            c = draws["c"].values[:, :, question]
-            p = c + (1 - c) * p
-        coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
-        return xr.Dataset({"correct": (("chain", "draw", "answer"), (rng.random(p.shape) < p).astype(np.int8))}, coords=coords)
 
 
 def item_arrays(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:

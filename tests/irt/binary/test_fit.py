@@ -21,8 +21,8 @@ from bayes_raters.irt import (
     simulate_responses,
     validate_responses,
 )
-from bayes_raters.irt.binary.fit import answer_log_likelihood
 from bayes_raters.irt.binary.model import irt_probability
+from bayes_raters.irt.binary.result import answer_log_likelihood
 
 matplotlib.use("Agg")
 FIT = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}

@@ -12,8 +12,9 @@ from scipy import integrate, stats
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt import fit_irt, simulate_factor_answers
 from bayes_raters.irt.binary.model import validate_responses
-from bayes_raters.irt.multidimensional.fit import MIRT_TOLERANCE, MultidimensionalIRTResult
+from bayes_raters.irt.multidimensional.fit import MIRT_TOLERANCE
 from bayes_raters.irt.multidimensional.model import anchor_items, ball_rule, default_spacing, pattern_node_loglik, wide_correct
+from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.quadrature import marginal_loglik
 
 FAST = {"progressbar": False}  # the defaults, 2 x (1,000 + 1,000): at 2 x 500 max R-hat sits at NUTS's floor (models/irt.md)
