@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.ctt.finite_sample import add_finite_sample_spread
+from bayes_raters.ctt.fit import checked_variables
 from bayes_raters.ctt.model import TrueScoreData, TrueScoreSpec, build_from_data
-from bayes_raters.ctt.posterior import checked_variables
 from bayes_raters.results import worst_report
 from bayes_raters.sampling import quiet_pymc, sample_model
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
@@ -115,7 +115,7 @@ def fit_true_score_for_sbc(data, seed: int, variant: str = "normal", settings: d
     ratings, systems = data
     settings = settings or FIT
     if variant == "ordinal":
-        from bayes_raters.ctt.posterior import fit_true_score
+        from bayes_raters.ctt.fit import fit_true_score
 
         result = fit_true_score(ratings, systems, observation="ordinal", score_range=(1, 6), random_seed=seed, **settings)
         posterior = result.posterior.squeeze("system", drop=True)
