@@ -19,13 +19,50 @@ def test_there_are_notebooks():
     assert NOTEBOOKS, "notebooks/ has no .ipynb"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+#: Notebooks whose fast mode took over two minutes in the suite on 2 cores (fresh clone, 2026-11-28:
+#: 01 164 s, 04 197 s, 05 337 s, 06 193 s, 07 249 s; together 1,140 s of the 2,150 s run, which was over
+#: the 25-minute CI budget): they execute in `make validate` (and in full with `make notebooks`); the
+#: others (00 11 s, 02 94 s, 03 15 s) in `make test`. Every notebook's code is parsed and its stored
+#: outputs checked in `make test` (below).
+SLOW_NOTEBOOKS = {"01_prmse_posterior_vs_closed_form.ipynb", "04_bayesian_pairwise_and_preference_strength.ipynb",
+                  "05_irt_item_diagnostics.ipynb", "06_rating_scales_and_dimensionality.ipynb", "07_planning_the_next_ratings.ipynb"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.slow] if p.name in SLOW_NOTEBOOKS else []) for p in NOTEBOOKS],
+                         ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes_in_fast_mode(path):
     notebook = nb_execute.execute(path, full=False, timeout=600)
     errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
     checks = [c for c in notebook.cells if c.cell_type == "code" and "assert " in c.source]
     assert checks, f"{path.name} asserts nothing about its results"
+
+
+def test_slow_notebooks_exist():
+    """The slow list names notebooks that are there (a renamed notebook would drop out of every run)."""
+    assert SLOW_NOTEBOOKS <= {p.name for p in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_code_cell_parses_and_imports_only_what_the_package_has(path):
+    """What `make test` checks of the notebooks it does not execute: each code cell is valid
+    Python (IPython magics aside) and every ``from bayes_raters... import name`` names something
+    the package has, so a renamed function breaks the suite, not only `make validate`."""
+    import ast
+    import importlib
+
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        tree = ast.parse(source, filename=f"{path.name} cell {index}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "bayes_raters":
+                module = importlib.import_module(node.module)
+                missing = [alias.name for alias in node.names if not hasattr(module, alias.name)
+                           and importlib.util.find_spec(f"{node.module}.{alias.name}") is None]
+                assert not missing, f"{path.name} cell {index}: {node.module} has no {missing}"
 
 
 MACHINE_PATH = re.compile(r"(/work/|/home/|/root/|/tmp/|/Users/|site-packages|[A-Z]:\\\\)")

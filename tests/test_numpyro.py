@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.slow  # 79 s in the suite (2026-11-28): two samplers' posteriors agree, `make validate`
 def test_marginal_models_on_numpyro_match_pymc():
     pytest.importorskip("numpyro")  # in the test extra; the package itself does not need JAX
     script = Path(__file__).with_name("numpyro_checks.py")

@@ -1,5 +1,6 @@
-"""Simulation-based calibration: a 20-simulation smoke run in `make test`, 200 simulations
-per configuration in `make validate` (issue "Trust", point 1)."""
+"""Simulation-based calibration: the runner, its rank frame and its plots on one simulation in
+`make test`; a 20-simulation smoke run with a biased control and 200 simulations per
+configuration in `make validate` (issue "Trust", point 1)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ SMOKE = Configuration(
 )
 
 
+@pytest.mark.slow  # 215 s in the suite (2026-11-28): a statistical check, so `make validate`
 def test_smoke_ranks_are_uniform_the_biased_control_is_caught_and_arviz_plots_them():
     """One test, not one per check: pytest-xdist would compute a shared module fixture on
     each worker (194 + 167 s in the suite). One pool process: the executor path (pickled
@@ -62,11 +64,21 @@ def test_smoke_ranks_are_uniform_the_biased_control_is_caught_and_arviz_plots_th
     assert plot_sbc(ranks, var_names=["mu", "prmse_finite"]) is not None
 
 
-def test_same_seed_same_ranks():
-    """One simulation twice in this process: the ranks repeat exactly."""
+def test_same_seed_same_ranks_and_the_frame_arviz_plots():
+    """One simulation twice in this process: the ranks repeat exactly; the rank frame keeps each
+    fit's convergence figures beside its ranks (so a failing rule can be traced) and becomes the
+    PIT layout ArviZ plots. Uniformity itself is the slow smoke run's check."""
     config = Configuration("x", simulate_true_score_normal, functools.partial(fit_true_score_normal, settings=SHORT))
     first, again = (run_sbc(config, 1, seed=3) for _ in range(2))
     pd.testing.assert_frame_equal(first, again)
+    assert first[quantities(first)].stack().between(0, RANK_DRAWS).all()
+    assert {"diag_max_r_hat", "diag_min_ess_bulk", "diag_min_ess_tail", "diag_divergences"} <= set(first.columns)
+    assert (first["converged"] == ((first["diag_max_r_hat"] <= 1.01) & (first["diag_min_ess_bulk"] >= 400)
+                                   & (first["diag_min_ess_tail"] >= 400) & (first["diag_divergences"] == 0))).all()
+    tree = as_datatree(first)
+    assert set(tree["prior_sbc"].data_vars) == set(quantities(first))
+    assert np.all((tree["prior_sbc"]["mu"].values > 0) & (tree["prior_sbc"]["mu"].values < 1))
+    assert plot_sbc(first, var_names=["mu", "prmse_finite"]) is not None
 
 
 def test_a_dask_cluster_gives_the_ranks_of_the_process_pool():

@@ -56,6 +56,7 @@ def test_plan_rejects_what_it_cannot_plan(pilot):
         plan_double_scoring(result, ci_prob=1.2)
 
 
+@pytest.mark.slow  # 113 s in the suite (2026-11-28): the planner's calibration against refits, `make validate`
 def test_planned_width_matches_refits_at_one_design(pilot):
     """300 more double-scored responses: the planned width of each system is within 15% of the
     mean width of 4 refits with that many simulated from the truth (the pilot is fixed)."""

@@ -49,6 +49,7 @@ def test_figure_4_r2_moves_with_raters_while_prmse_stays():
     assert np.ptp(means["PRMSE"]) < np.ptp(means["R2 (pair mean)"]) / 5
 
 
+@pytest.mark.slow  # 44 s in the suite (2026-11-28): agreement with the paper's table, `make validate`
 def test_table_4_ranges_track_the_paper():
     """A range of 50 PRMSE values is one noisy draw (and the paper's are rounded to 0.01), so
     the design is replicated on 5 simulated data sets: the paper's value must be an ordinary
