@@ -1,5 +1,6 @@
 """Regression against the stored reference posteriors (models/*_reference.csv): a short
-run on the same fixed data must agree with the long run within Monte-Carlo error."""
+run on the same fixed data must agree with the long run within Monte-Carlo error. Agreement checks
+(121 s together in the suite, 2026-11-28), so `make validate`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 from bayes_raters.ctt import fit_true_score
 from bayes_raters.irt import fit_irt
 from bayes_raters.pairwise import fit_pairwise
+
+pytestmark = pytest.mark.slow
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 _spec = importlib.util.spec_from_file_location("model_reference", MODELS / "reference.py")

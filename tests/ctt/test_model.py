@@ -278,6 +278,7 @@ def test_rater_specific_error_sd_recovers_planted_sds():
     assert float(sd.sel(rater="r1").mean()) < float(sd.sel(rater="r0").mean()) < float(sd.sel(rater="r2").mean())
 
 
+@pytest.mark.slow  # a recovery (34 s in the suite, 2026-11-28): `make validate`
 def test_joint_model_recovers_each_system_more_precisely_than_separate_fits():
     """With two systems in one model, each system's scores also inform T for the other:
     intervals still cover the true finite-sample PRMSE and are narrower than separate fits."""

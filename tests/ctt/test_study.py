@@ -102,6 +102,7 @@ def test_metric_stability_shape_and_reference_effect():
     assert r.loc["pair mean", "high"] > r.loc["pair mean", "low"]
 
 
+@pytest.mark.slow  # a cell of the simulation study (96 s in the suite, 2026-11-28): `make validate`
 def test_bayesian_cell_reports_interval_truth_and_closed_form():
     frame = study.bayesian_double_scoring(SMALL)
     assert len(frame) == 4 * 2 * 1

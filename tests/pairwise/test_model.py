@@ -224,6 +224,7 @@ def test_bad_input_raises(kwargs, error, match):
     assert issubclass(error, BayesRatersError)
 
 
+@pytest.mark.slow  # a recovery (50 s in the suite, 2026-11-28): `make validate`
 def test_small_recovery_from_pairwise_outcomes_with_ties():
     """30 items, 600 Rao-Kupper outcomes (lambda 8, epsilon 0.5): rank recovery and both
     parameters inside their 90% intervals."""
@@ -266,11 +267,11 @@ def test_system_layer_groups_items(mixed, tmp_path):
     truth, sim = mixed
     systems = pd.Series(np.where(np.arange(12) < 6, "sys_A", "sys_B"), index=truth.index)
     # The system layer's shape and the round trip are tested, not accuracy: a short fit (this
-    # model needs ~100 leapfrog steps per draw; 4 x (1000 + 1000) took 218 s in the suite).
+    # model needs ~100 leapfrog steps per draw; 4 x (1000 + 1000) took 218 s in the suite, 2 x (200 + 200) 83 s).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = fit_pairwise(sim["comparisons"], sim["scalars"], sim["strengths"], systems=systems, random_seed=4,
-                                    draws=200, tune=200, chains=2, cores=1, nuts_sampler="pymc")
+                                    draws=100, tune=100, chains=2, cores=1, nuts_sampler="pymc")
     table = result.system_table()
     assert set(table.index) == {"sys_A", "sys_B"} and table["n_items"].sum() == 12
     assert (table["system_value_lower"] < table["system_value_mean"]).all() and (table["system_value_mean"] < table["system_value_upper"]).all()
