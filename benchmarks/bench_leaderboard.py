@@ -14,8 +14,14 @@ discriminate, true a > 0.2: a flat item's difficulty is not identified) and corr
 posterior means with the truth, and the 90% interval coverage of b (issue 38's targets: 100 x
 2,000 within 60 s; 200 x 10,000 within 5 min with corr(b) >= 0.98 and coverage 85-95%).
 
+Measured (2026-11-28, 2 cores, a slow day: girth's LSAT-7 MML 0.31 s), 100 x 2,000, 2 x (300 + 300):
+joint MAP 2.5 s (corr(b) 0.946, corr(a) 0.749); nutpie with its default (diagonal) adaptation 407.7 s,
+60.1 leapfrog steps per draw, max R-hat 1.223, min bulk ESS 7, corr(b) 0.960, coverage of b 0.847:
+not converged and 7x over the 60 s target; ``--low-rank`` had not finished after 540 s. The joint
+NUTS path is not the leaderboard path.
+
 Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 100 2000] [--tune 500 --draws 500]
-[--sampler nutpie]``.
+[--sampler nutpie] [--low-rank]``.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ def joint_map(table: pd.DataFrame) -> tuple[dict, float]:
     return {"theta": pd.Series(x[:n_s], systems), "a": pd.Series(np.exp(x[n_s:n_s + n_j]), items), "b": pd.Series(x[n_s + n_j:], items)}, seconds
 
 
-def nuts_fit(table: pd.DataFrame, sampler: str, tune: int, draws: int, seed: int):
+def nuts_fit(table: pd.DataFrame, sampler: str, tune: int, draws: int, seed: int, low_rank: bool = False):
     """The joint 2PL of the package (``build_irt_model``) sampled with NUTS; wall times apart."""
     from bayes_raters.irt import build_irt_model
     from bayes_raters.sampling import sample_model
@@ -90,6 +96,7 @@ def nuts_fit(table: pd.DataFrame, sampler: str, tune: int, draws: int, seed: int
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         idata, report = sample_model(model, draws=draws, tune=tune, chains=2, cores=2, random_seed=seed, nuts_sampler=sampler,
+                                     nuts_kwargs={"adaptation": "low_rank"} if low_rank else None,
                                      check_var_names=["a", "b", "theta"], what="leaderboard 2PL (joint)")
     return idata, report, built, time.perf_counter() - start - built
 
@@ -109,6 +116,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-nuts", action="store_true", help="the MAP anchor only")
+    parser.add_argument("--low-rank", action="store_true", help="nutpie's low-rank mass-matrix adaptation (the shared shift/scale directions)")
     args = parser.parse_args()
     print(machine_line())
     table, truth = simulate_leaderboard(*args.shape, random_seed=args.seed)
@@ -118,14 +126,15 @@ def main() -> None:
     print(f"joint MAP (L-BFGS-B): {seconds:.1f} s, corr(b) {recovery(point['b'], truth['b'], sharp):.3f}, corr(a) {recovery(point['a'], truth['a']):.3f}")
     if args.no_nuts:
         return
-    idata, report, built, sampled = nuts_fit(table, args.sampler, args.tune, args.draws, args.seed)
+    idata, report, built, sampled = nuts_fit(table, args.sampler, args.tune, args.draws, args.seed, args.low_rank)
     post, stats = idata["posterior"].to_dataset(), idata["sample_stats"].to_dataset()
     steps = float(stats["n_steps"].mean()) if "n_steps" in stats else float("nan")
     mean = {name: post[name].mean(("chain", "draw")).to_series() for name in ("a", "b")}
     lower, upper = (post["b"].quantile(q, ("chain", "draw")).to_series() for q in (0.05, 0.95))
     order = np.argsort(lower.index.to_numpy())
     covered = float(np.mean((lower.to_numpy()[order] <= truth["b"]) & (truth["b"] <= upper.to_numpy()[order])))
-    print(f"NUTS ({args.sampler}, 2 chains x ({args.tune} + {args.draws})): build {built:.1f} s, compile + sample {sampled:.1f} s "
+    label = f"{args.sampler}, low-rank" if args.low_rank else args.sampler
+    print(f"NUTS ({label}, 2 chains x ({args.tune} + {args.draws})): build {built:.1f} s, compile + sample {sampled:.1f} s "
           f"({sampled / seconds:.0f}x the MAP), {steps:.1f} steps per draw, divergences {report.divergences}, max R-hat "
           f"{report.max_r_hat:.3f}, min bulk ESS {report.min_ess_bulk:.0f} ({report.min_ess_bulk / sampled:.2f} per s), "
           f"corr(b) {recovery(mean['b'], truth['b'], sharp):.3f}, corr(a) {recovery(mean['a'], truth['a']):.3f}, 90% coverage of b {covered:.3f}")
