@@ -50,6 +50,7 @@ def test_every_code_cell_parses_and_imports_only_what_the_package_has(path):
     the package has, so a renamed function breaks the suite, not only `make validate`."""
     import ast
     import importlib
+    import importlib.util
 
     notebook = nbformat.read(path, as_version=4)
     for index, cell in enumerate(notebook.cells):

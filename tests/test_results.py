@@ -4,6 +4,7 @@ functions read it."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import arviz as az
@@ -35,15 +36,11 @@ SMALL = {"draws": 200, "tune": 300, "chains": 2}
 STANDARD_GROUPS = {"posterior", "sample_stats", "observed_data", "constant_data", "log_likelihood"}
 
 
-def _true_score_result():
+def _true_score_result(joint: bool = False):
+    """One fit per system (default), or, ``joint=True``, all systems in one model and one NUTS
+    run, whose sample_stats have no system dimension."""
     _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
-    return fit_true_score(ratings, systems, random_seed=5, **SMALL)
-
-
-def _true_score_joint_result():
-    """All systems in one model and one NUTS run: its sample_stats have no system dimension."""
-    _, (ratings, systems) = simulate_true_score(np.random.default_rng(11), "normal")
-    return fit_true_score(ratings, systems, joint=True, random_seed=5, **SMALL)
+    return fit_true_score(ratings, systems, joint=joint, random_seed=5, **SMALL)
 
 
 def _irt_result():
@@ -74,7 +71,8 @@ def _facets_result():
     return fit_facets(ratings, systems, random_seed=5, **SMALL)
 
 
-FAMILIES = {"true_score": _true_score_result, "true_score_joint": _true_score_joint_result, "irt": _irt_result, "pairwise": _pairwise_result,
+FAMILIES = {"true_score": _true_score_result, "true_score_joint": functools.partial(_true_score_result, joint=True),
+            "irt": _irt_result, "pairwise": _pairwise_result,
             "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result}
 
 
