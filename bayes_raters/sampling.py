@@ -88,13 +88,15 @@ def _worst(values: xr.Dataset, reducer) -> float:
 
 
 def convergence_report(idata: xr.DataTree, var_names: Sequence[str] | None = None) -> ConvergenceReport:
-    """Max R-hat, min bulk/tail ESS (ArviZ rank-normalised versions) and divergence count."""
+    """Max R-hat, min bulk/tail ESS (ArviZ rank-normalised versions) and divergence count (0 for
+    samplers without Hamiltonian steps, whose ``sample_stats`` have no ``diverging``)."""
     names = list(var_names) if var_names is not None else None
     posterior = idata["posterior"].to_dataset()
     r_hat = az.rhat(posterior, var_names=names)
     ess_bulk = az.ess(posterior, var_names=names, method="bulk")
     ess_tail = az.ess(posterior, var_names=names, method="tail")
-    diverging = idata["sample_stats"]["diverging"] if "sample_stats" in idata.children else None
+    stats = idata["sample_stats"] if "sample_stats" in idata.children else None
+    diverging = stats["diverging"] if stats is not None and "diverging" in stats.data_vars else None
     return ConvergenceReport(
         max_r_hat=_worst(r_hat, np.max),
         min_ess_bulk=_worst(ess_bulk, np.min),

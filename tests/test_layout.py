@@ -92,7 +92,7 @@ def test_the_library_never_imports_the_validation_package():
 
 
 #: The core: modules at the package's top level, which no family may be imported by.
-FAMILIES = ("ctt", "pairwise", "irt", "facets", "cli", "examples")
+FAMILIES = ("ctt", "pairwise", "irt", "facets", "leaderboard", "cli", "examples")
 #: Top-level modules kept for one deprecation period at a family's earlier place.
 MOVED = {"bayes_raters.plan"}
 
@@ -158,7 +158,7 @@ def test_the_tests_mirror_the_package():
 
 
 #: The model families, each a folder with the same file roles.
-FAMILIES_WITH_ROLES = ("ctt", "pairwise", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets")
+FAMILIES_WITH_ROLES = ("ctt", "pairwise", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets", "leaderboard")
 ROLES = ("model", "fit", "result", "simulate")
 
 

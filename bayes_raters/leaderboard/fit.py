@@ -1,0 +1,143 @@
+"""``fit_leaderboard``: the leaderboard 1PL/2PL (:mod:`.model`) sampled by the blocked sampler
+(:mod:`.sampler`), chains one after another (each sweep uses every core), as a
+:class:`~bayes_raters.leaderboard.result.LeaderboardResult`."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_model
+from bayes_raters.leaderboard.result import LeaderboardResult
+from bayes_raters.leaderboard.sampler import run_chain
+from bayes_raters.results import seeded_rng
+from bayes_raters.sampling import convergence_report, resolve_progressbar, warn_if_not_converged
+
+#: Posterior arrays with one value per item are stored in single precision (memory: chains x
+#: draws x items; 2 x 1,000 x 10,000 is 80 MB per variable in float32).
+ITEM_DTYPE = np.float32
+
+
+def fit_leaderboard(
+    answers: pd.DataFrame,
+    model: str = "2pl",
+    *,
+    draws: int = 700,
+    tune: int = 200,
+    chains: int = 2,
+    random_seed: int | np.random.Generator | None = None,
+    progressbar: bool | None = None,
+    respondent: str = "respondent",
+    item: str = "item",
+    correct: str = "correct",
+) -> LeaderboardResult:
+    """Fit the leaderboard 1PL/2PL to long answers ``(respondent, item, correct)`` (one row per
+    system and item; a skipped item is an absent row) with the blocked Metropolis-within-Gibbs
+    sampler of :mod:`bayes_raters.leaderboard.sampler`: a full MCMC posterior of every system's
+    ability, every item's difficulty and discrimination and the item population, in minutes at
+    leaderboard size (the measured times are in ``models/leaderboards.md``).
+
+    Convergence is checked as for every fit here (R-hat <= 1.01, bulk and tail ESS >= 400 over
+    ``theta``, ``a``, ``b`` and the hyperparameters); a :class:`ConvergenceWarning` says when it
+    fails, and the report is in ``result.convergence``. The sampler takes no Hamiltonian steps,
+    so it has no divergences (the report's count is 0); its acceptance rates per block are in
+    ``sample_stats``. Same ``random_seed``, same draws.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Long answers; ``correct`` is 0/1 (or True/False).
+    model : {"2pl", "1pl"}
+        One slope per item (2PL) or one common slope (1PL).
+    draws, tune : int
+        Recorded sweeps per chain, and warmup sweeps before them (the second half of the warmup
+        fits the independence proposals of the items).
+    chains : int
+        Independent chains (two or more, for R-hat).
+    random_seed : int, numpy.random.Generator or None
+        Seed of every chain.
+    progressbar : bool, optional
+        Progress on stderr; None (default): in a terminal only.
+    respondent, item, correct : str
+        Column names of the system, the item and the answer.
+
+    Returns
+    -------
+    LeaderboardResult
+        The posterior (``theta`` per system, ``a``, ``b`` per item, hyperparameters), the
+        per-item log-likelihood (LOO over items), tables and the convergence report.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import fit_leaderboard, simulate_leaderboard
+    >>> answers, truth = simulate_leaderboard(30, 200, random_seed=2)
+    >>> result = fit_leaderboard(answers, draws=300, tune=100, random_seed=2, progressbar=False)
+    >>> result.system_table().columns[:4].tolist()
+    ['theta_mean', 'theta_sd', 'theta_lower', 'theta_upper']
+    """
+    name = check_model(model)
+    for label, value, least in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if int(value) != value or value < least:
+            raise InvalidInputError(f"{label} must be a whole number >= {least}, got {value!r}.")
+    data = answer_matrix(answers, respondent=respondent, item=item, correct=correct)
+    rngs = seeded_rng(random_seed).spawn(chains)
+    show = resolve_progressbar(progressbar)
+    started = time.perf_counter()
+    outputs = []
+    for chain, rng in enumerate(rngs):
+        report = _progress(name, chain, chains, tune + draws) if show else None
+        outputs.append(run_chain(data.answers, data.answers_t, name == "2pl", tune, draws, rng, report))
+    if show:
+        print(file=sys.stderr)
+    idata = leaderboard_tree(data, outputs, name)
+    idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
+    checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
+    report = convergence_report(idata, checked)
+    warn_if_not_converged(report, f"leaderboard {name.upper()}")
+    return LeaderboardResult(idata=idata, model=name, report=report)
+
+
+def _progress(name: str, chain: int, chains: int, sweeps: int):
+    step = max(1, sweeps // 20)
+
+    def report(done: int) -> None:
+        if done % step == 0 or done == sweeps:
+            print(f"\rleaderboard {name}: chain {chain + 1}/{chains}, sweep {done}/{sweeps}", end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str) -> xr.DataTree:
+    """The DataTree of a fit: posterior, sample_stats, log_likelihood (``item_answers``: each
+    item's answers, the LOO unit), observed_data (``correct`` per answer) and constant_data (the
+    system and item of every answer, as positions in the ``system`` and ``item`` coords)."""
+    stack = {key: np.stack([out[key] for out in outputs]) for key in outputs[0]}
+    n_chains, n_draws = stack["theta"].shape[:2]
+    coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "system": data.systems.to_numpy(),
+              "item": data.items.to_numpy()}
+    sample = ("chain", "draw")
+    posterior = {"theta": (sample + ("system",), stack["theta"]), "b": (sample + ("item",), stack["b"].astype(ITEM_DTYPE))}
+    if name == "2pl":
+        posterior["a"] = (sample + ("item",), stack["a"].astype(ITEM_DTYPE))
+        posterior |= {key: (sample, stack[key]) for key in ("log_a_mean", "log_a_sigma")}
+    else:
+        posterior["a_common"] = (sample, stack["a_common"])
+    posterior |= {key: (sample, stack[key]) for key in ("b_mean", "b_sigma")}
+    stats = {key: (sample, stack[key]) for key in ("lp", "accept_theta", "accept_items", "accept_scale")}
+    answer = {"answer": np.arange(len(data.table))}
+    tree = xr.DataTree.from_dict({
+        "posterior": xr.Dataset(posterior, coords=coords),
+        "sample_stats": xr.Dataset(stats, coords={"chain": coords["chain"], "draw": coords["draw"]}),
+        "log_likelihood": xr.Dataset({"item_answers": (sample + ("item",), stack["item_loglik"].astype(ITEM_DTYPE))},
+                                     coords={k: coords[k] for k in ("chain", "draw", "item")}),
+        "observed_data": xr.Dataset({"correct": ("answer", data.table["correct"].to_numpy().astype(np.int8))}, coords=answer),
+        "constant_data": xr.Dataset({"system_index": ("answer", data.system_index), "item_index": ("answer", data.item_index)},
+                                    coords=answer | {"system": coords["system"], "item": coords["item"]}),
+    })
+    tree["posterior"].attrs["inference_library"] = "bayes_raters.leaderboard.sampler (blocked Metropolis-within-Gibbs)"
+    return tree

@@ -1,0 +1,64 @@
+"""Simulated leaderboards: answers of many systems to many benchmark items, from distributions
+the model's priors do not assume (so a check on them is not a check of the priors on their own
+draws)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.results import seeded_rng
+
+
+def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05, flat_share: float = 0.03,
+                         random_seed=None) -> tuple[pd.DataFrame, dict]:
+    """Long 2PL answers ``respondent, item, correct`` of ``n_systems`` systems to ``n_items`` items
+    and the true parameters. Abilities are skewed (standardised Gamma(2): a few systems far ahead),
+    difficulties a two-cluster mixture (70% N(-0.5, 0.8), 30% N(1.5, 0.5)), discriminations
+    LogNormal(0, 0.4) with a share ``flat_share`` of items at a = 0.05 (items that rank systems
+    not at all), and a share ``missing`` of answers missing at random.
+
+    Parameters
+    ----------
+    n_systems, n_items : int
+        The leaderboard's shape.
+    missing : float
+        Share of (system, item) answers left out at random.
+    flat_share : float
+        Share of items that barely discriminate.
+    random_seed : int, numpy.random.Generator or None
+        Same seed, same leaderboard.
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        The answers (ids ``sys0000``..., ``item00000``...) and ``{"theta", "a", "b"}`` as Series
+        indexed by those ids.
+
+    Examples
+    --------
+    >>> answers, truth = simulate_leaderboard(3, 4, missing=0.0, random_seed=0)
+    >>> len(answers), sorted(truth)
+    (12, ['a', 'b', 'theta'])
+    """
+    if n_systems < 2 or n_items < 2:
+        raise InvalidInputError(f"a leaderboard needs n_systems >= 2 and n_items >= 2, got {n_systems} and {n_items}.")
+    if not 0 <= missing < 1 or not 0 <= flat_share <= 1:
+        raise InvalidInputError(f"missing must lie in [0, 1) and flat_share in [0, 1], got {missing} and {flat_share}.")
+    rng = seeded_rng(random_seed)
+    theta = (rng.gamma(2.0, 1.0, n_systems) - 2.0) / np.sqrt(2.0)
+    hard = rng.random(n_items) < 0.3
+    b = np.where(hard, rng.normal(1.5, 0.5, n_items), rng.normal(-0.5, 0.8, n_items))
+    a = rng.lognormal(0.0, 0.4, n_items)
+    a[rng.random(n_items) < flat_share] = 0.05
+    p = special.expit(a[None, :] * (theta[:, None] - b[None, :]))
+    correct = (rng.random(p.shape) < p).astype(np.int8)
+    keep = rng.random(p.shape) >= missing
+    s, j = np.nonzero(keep)
+    systems = np.array([f"sys{i:04d}" for i in range(n_systems)])
+    items = np.array([f"item{k:05d}" for k in range(n_items)])
+    table = pd.DataFrame({"respondent": systems[s], "item": items[j], "correct": correct[s, j]})
+    truth = {"theta": pd.Series(theta, systems), "a": pd.Series(a, items), "b": pd.Series(b, items)}
+    return table, truth
