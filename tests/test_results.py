@@ -25,6 +25,7 @@ from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous, simulate_factor_answers, simulate_ratings
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous.result import PolytomousResult
+from bayes_raters.leaderboard import LeaderboardResult, fit_leaderboard, simulate_leaderboard
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise
 from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
@@ -71,9 +72,16 @@ def _facets_result():
     return fit_facets(ratings, systems, random_seed=5, **SMALL)
 
 
+def _leaderboard_result():
+    answers, _ = simulate_leaderboard(40, 150, flat_share=0.0, random_seed=19)
+    answers = answers[answers.groupby("item")["correct"].transform("std") > 0]  # no item everyone got right
+    return fit_leaderboard(answers, random_seed=5, progressbar=False, **SMALL)
+
+
 FAMILIES = {"true_score": _true_score_result, "true_score_joint": functools.partial(_true_score_result, joint=True),
             "irt": _irt_result, "pairwise": _pairwise_result,
-            "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result}
+            "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result,
+            "leaderboard": _leaderboard_result}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -113,7 +121,7 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     added = "extra_chains" in result.idata["posterior"].attrs  # an IRT fit that mixed too little adds chains, and says why
     assert result.convergence.draws == 200 and result.convergence.chains == chains == (4 if added else 2)
     expected_model = {"true_score": "normal", "true_score_joint": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
-                      "multidimensional": "2pl", "facets": "many_facet"}
+                      "multidimensional": "2pl", "facets": "many_facet", "leaderboard": "2pl"}
     assert isinstance(result.model, str) and str(result.model) == expected_model[name]
     text = repr(result)
     assert text.startswith(f"<{type(result).__name__}: ") and f"{chains} chains x 200 draws" in text
@@ -152,7 +160,10 @@ def test_arviz_reads_every_result(fitted):
     assert len(az.summary(result.idata, var_names=[variable])) >= 1
     az.plot_trace_dist(result.idata, var_names=[variable])
     az.plot_rank(result.idata, var_names=[variable])
-    az.plot_energy(tree)
+    if isinstance(result, LeaderboardResult):  # Metropolis-within-Gibbs: no Hamiltonian, so no energy to plot
+        assert "energy" not in tree["sample_stats"].data_vars and "accept_items" in tree["sample_stats"].data_vars
+    else:
+        az.plot_energy(tree)
     observed = sorted(tree["observed_data"].data_vars)
     az.plot_ppc_dist(tree, var_names=observed[:1])
     loo = az.loo(tree, var_name=sorted(tree["log_likelihood"].data_vars)[0])
@@ -177,7 +188,7 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
 #: Each family's unit table: the method and the parameter prefix of its columns.
 UNIT_TABLES = {"true_score": ("response_table", "true_score"), "true_score_joint": ("response_table", "true_score"), "irt": ("respondent_table", "theta"),
                "polytomous": ("respondent_table", "theta"), "multidimensional": ("respondent_table", "theta"),
-               "facets": ("response_table", "theta"), "pairwise": ("item_table", "s")}
+               "facets": ("response_table", "theta"), "pairwise": ("item_table", "s"), "leaderboard": ("system_table", "theta")}
 
 
 def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
@@ -194,7 +205,7 @@ def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
 
 
 def test_result_classes_share_the_protocol():
-    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult):
+    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult, LeaderboardResult):
         assert issubclass(cls, FitResult) and cls.summary_var_names
 
 

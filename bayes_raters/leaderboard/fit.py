@@ -14,10 +14,14 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
-from bayes_raters.leaderboard.sampler import run_chain
+from bayes_raters.leaderboard.sampler import Chain
 from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import convergence_report, resolve_progressbar, warn_if_not_converged
 
+#: ``draws=None``: sample this many draws per chain, and as many again while the convergence
+#: check fails, up to :data:`AUTO_MAX_DRAWS`.
+AUTO_DRAWS = 700
+AUTO_MAX_DRAWS = 2800
 #: Posterior arrays with one value per item are stored in single precision (memory: chains x
 #: draws x items; 2 x 1,000 x 10,000 is 80 MB per variable in float32).
 ITEM_DTYPE = np.float32
@@ -27,7 +31,7 @@ def fit_leaderboard(
     answers: pd.DataFrame,
     model: str = "2pl",
     *,
-    draws: int = 700,
+    draws: int | None = None,
     tune: int = 200,
     chains: int = 2,
     random_seed: int | np.random.Generator | None = None,
@@ -54,9 +58,11 @@ def fit_leaderboard(
         Long answers; ``correct`` is 0/1 (or True/False).
     model : {"2pl", "1pl"}
         One slope per item (2PL) or one common slope (1PL).
-    draws, tune : int
-        Recorded sweeps per chain, and warmup sweeps before them (the second half of the warmup
-        fits the independence proposals of the items).
+    draws : int, optional
+        Recorded sweeps per chain. None (default): 700, and 700 more while the convergence check
+        fails, up to 2,800 (``idata.posterior.attrs["draws_rule"]`` says how many were needed).
+    tune : int
+        Warmup sweeps per chain (the second half of them fits the items' independence proposals).
     chains : int
         Independent chains (two or more, for R-hat).
     random_seed : int, numpy.random.Generator or None
@@ -81,33 +87,43 @@ def fit_leaderboard(
     ['theta_mean', 'theta_sd', 'theta_lower', 'theta_upper']
     """
     name = check_model(model)
-    for label, value, least in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+    for label, value, least in (("draws", AUTO_DRAWS if draws is None else draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if int(value) != value or value < least:
             raise InvalidInputError(f"{label} must be a whole number >= {least}, got {value!r}.")
+    draws, tune, chains = (None if draws is None else int(draws)), int(tune), int(chains)
     data = answer_matrix(answers, respondent=respondent, item=item, correct=correct)
-    rngs = seeded_rng(random_seed).spawn(chains)
+    runs = [Chain(data.answers, data.answers_t, name == "2pl", rng) for rng in seeded_rng(random_seed).spawn(chains)]
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()
-    outputs = []
-    for chain, rng in enumerate(rngs):
-        report = _progress(name, chain, chains, tune + draws) if show else None
-        outputs.append(run_chain(data.answers, data.answers_t, name == "2pl", tune, draws, rng, report))
+    checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
+    blocks: list[list[dict]] = [[] for _ in runs]
+    block = AUTO_DRAWS if draws is None else draws
+    for chain, run in enumerate(runs):
+        run.warm_up(tune, _progress(name, "warmup", chain, chains, tune) if show else None)
+    while True:
+        for chain, run in enumerate(runs):
+            blocks[chain].append(run.sample(block, _progress(name, "draws", chain, chains, block) if show else None))
+        outputs = [{key: np.concatenate([b[key] for b in chain_blocks]) for key in chain_blocks[0]} for chain_blocks in blocks]
+        idata = leaderboard_tree(data, outputs, name)
+        report = convergence_report(idata, checked)
+        if draws is not None or report.converged or report.draws + block > AUTO_MAX_DRAWS:
+            break
     if show:
         print(file=sys.stderr)
-    idata = leaderboard_tree(data, outputs, name)
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
-    checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
-    report = convergence_report(idata, checked)
+    idata["posterior"].attrs["draws_rule"] = (f"{draws} draws per chain" if draws is not None else
+                                              f"{AUTO_DRAWS} draws per chain, {AUTO_DRAWS} more while the convergence check "
+                                              f"failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, model=name, report=report)
 
 
-def _progress(name: str, chain: int, chains: int, sweeps: int):
+def _progress(name: str, phase: str, chain: int, chains: int, sweeps: int):
     step = max(1, sweeps // 20)
 
     def report(done: int) -> None:
         if done % step == 0 or done == sweeps:
-            print(f"\rleaderboard {name}: chain {chain + 1}/{chains}, sweep {done}/{sweeps}", end="", file=sys.stderr, flush=True)
+            print(f"\rleaderboard {name}: chain {chain + 1}/{chains}, {phase} {done}/{sweeps}  ", end="", file=sys.stderr, flush=True)
 
     return report
 

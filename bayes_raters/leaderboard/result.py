@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -58,10 +59,13 @@ class LeaderboardResult(FitResult):
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per item: ``a_*`` and ``b_*`` (posterior mean, sd, equal-tailed ``ci_prob``
         interval), ``n_answers``, ``share_correct``, the item-rest correlation ``rest_corr`` and its
-        one-sided upper 95% limit (:mod:`bayes_raters.irt.slopes`), ``p_flat`` = P(a < 0.25), and
-        ``flag``: ``"backwards"`` (the answers fall as the other items rise: a miskeyed item, which
-        the positive slope cannot express), ``"flat"`` (P(a < 0.25) > 0.9: ranks systems not at
-        all), ``"all correct"`` / ``"all wrong"`` (difficulty only bounded), else empty.
+        one-sided upper 95% limit (:mod:`bayes_raters.irt.slopes`), ``p_flat`` = P(a < 0.25), the
+        item's worst ``r_hat`` and ``ess_bulk`` over ``a`` and ``b`` (which items limit the fit's
+        convergence), and ``flag``: ``"backwards"`` (the upper limit of the item-rest correlation
+        is below 0: the answers fall as the other items rise, a miskeyed item, which the positive
+        slope cannot express, so its ``a`` sits near 0), ``"flat"`` (the data rule out an item-rest
+        correlation of 0.1, or P(a < 0.25) > 0.9: the item ranks systems hardly at all),
+        ``"all correct"`` / ``"all wrong"`` (difficulty only bounded), else empty.
 
         Parameters
         ----------
@@ -87,8 +91,12 @@ class LeaderboardResult(FitResult):
         rest = rest_correlations(answers, "correct").reindex(table.index)
         table["rest_corr"], table["rest_corr_upper"] = rest["rest_corr"], rest["rest_corr_upper"]
         table["p_flat"] = (self._slopes(post) < FLAT_A).mean(("chain", "draw")).to_series().reindex(table.index).to_numpy()
-        flag = np.where(rest["contradicts_slope"].fillna(False).to_numpy(bool), "backwards",
-                        np.where(table["p_flat"] > FLAT_PROB, "flat", ""))
+        checked = ["a", "b"] if "a" in post else ["b"]
+        table["r_hat"] = az.rhat(post[checked]).to_array().max("variable").to_series().reindex(table.index).to_numpy()
+        table["ess_bulk"] = az.ess(post[checked]).to_array().min("variable").to_series().reindex(table.index).to_numpy()
+        backwards = (rest["rest_corr_upper"] < 0).to_numpy()
+        weak = rest["contradicts_slope"].fillna(False).to_numpy(bool) | (table["p_flat"] > FLAT_PROB).to_numpy()
+        flag = np.where(backwards, "backwards", np.where(weak, "flat", ""))
         flag = np.where(table["share_correct"] == 1, "all correct", np.where(table["share_correct"] == 0, "all wrong", flag))
         table["flag"] = flag
         return table

@@ -1,0 +1,95 @@
+"""fit_leaderboard and its result: recovery on a leaderboard the priors did not generate, the
+item and system tables, the flags, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayes_raters.errors import InvalidInputError, SmallSampleWarning
+from bayes_raters.leaderboard import LeaderboardResult, fit_leaderboard, simulate_leaderboard
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """60 systems x 400 items (skewed abilities, two difficulty clusters, 3% flat items), one
+    item reversed (its answers flipped: a miskeyed item) and one that every system got right."""
+    answers, truth = simulate_leaderboard(60, 400, random_seed=7)
+    reversed_item, easy_item = "item00003", "item00005"
+    answers.loc[answers["item"] == reversed_item, "correct"] = 1 - answers.loc[answers["item"] == reversed_item, "correct"]
+    answers.loc[answers["item"] == easy_item, "correct"] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallSampleWarning)  # the planted all-correct item
+        result = fit_leaderboard(answers, random_seed=3, progressbar=False)
+    return answers, truth, result, reversed_item, easy_item
+
+
+def test_the_fit_recovers_difficulties_abilities_and_converges(planted):
+    answers, truth, result, reversed_item, easy_item = planted
+    assert isinstance(result, LeaderboardResult) and result.convergence.converged, result.convergence
+    items = result.item_table()
+    keep = (truth["a"] > 0.2) & ~truth["a"].index.isin([reversed_item, easy_item])
+    b = items["b_mean"].reindex(truth["b"].index)
+    assert np.corrcoef(b[keep], truth["b"][keep])[0, 1] > 0.9
+    systems = result.system_table()
+    theta = systems["theta_mean"].reindex(truth["theta"].index)
+    assert np.corrcoef(theta, truth["theta"])[0, 1] > 0.99
+    # the truth on the scale the model fixes (the systems' abilities with mean 0 and SD 1)
+    scale = truth["theta"].std(ddof=0)
+    standard_b = (truth["b"] - truth["theta"].mean()) / scale
+    covered = ((items["b_lower"].reindex(standard_b.index) <= standard_b) & (standard_b <= items["b_upper"].reindex(standard_b.index)))
+    assert 0.8 < covered[keep].mean() <= 1.0
+
+
+def test_the_system_table_ranks_systems_and_p_rank_1_sums_to_one(planted):
+    _, truth, result, _, _ = planted
+    systems = result.system_table(ci_prob=0.8)
+    assert list(systems.index) == list(systems.sort_values("theta_mean", ascending=False).index)
+    assert systems["p_rank_1"].sum() == pytest.approx(1.0) and (systems["p_rank_1"] >= 0).all()
+    # ranks are whole numbers: a 10% quantile may pass the mean of a skewed rank distribution by less than 1
+    assert ((1 <= systems["rank_lower"]) & (systems["rank_lower"] < systems["rank_mean"] + 1) & (systems["rank_mean"] < systems["rank_upper"] + 1)
+            & (systems["rank_upper"] <= len(systems))).all()
+    assert systems.index[0] == truth["theta"].idxmax()  # the skewed abilities leave a clear leader here
+    assert (systems["n_answers"] > 300).all() and systems["share_correct"].between(0, 1).all()
+
+
+def test_the_item_table_flags_reversed_flat_and_all_correct_items(planted):
+    _, truth, result, reversed_item, easy_item = planted
+    items = result.item_table()
+    assert {f"{p}_{s}" for p in "ab" for s in ("mean", "sd", "lower", "upper")} <= set(items.columns)
+    assert items.loc[reversed_item, "flag"] == "backwards" and items.loc[easy_item, "flag"] == "all correct"
+    flat = truth["a"][truth["a"] < 0.1].index
+    ordinary = truth["a"][truth["a"] > 0.8].index
+    # 60 systems give weak evidence on a flat item (measured: 1 in 6 flagged; the card has the rates at 200
+    # systems); the flags must still point at flat items, not at ordinary ones
+    assert (items.loc[flat, "flag"] == "flat").sum() >= 1 and (items.loc[ordinary, "flag"] == "").mean() > 0.98
+    assert (items["r_hat"] < 1.05).all() and (items["ess_bulk"] > 100).all()
+
+
+def test_the_1pl_has_one_slope_for_every_item():
+    answers, _ = simulate_leaderboard(20, 60, flat_share=0.0, random_seed=4)
+    answers = answers[answers.groupby("item")["correct"].transform("std") > 0]
+    result = fit_leaderboard(answers, "1pl", random_seed=1, progressbar=False)
+    assert result.model == "1pl" and "a" not in result.posterior and "a_common" in result.posterior
+    items = result.item_table()
+    assert items["a_mean"].nunique() == 1 and items["a_mean"].iloc[0] == pytest.approx(float(result.posterior["a_common"].mean()))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"model": "3pl"}, "model='2pl'.*fit_irt"), ({"draws": 0}, "draws must be"), ({"chains": 1.5}, "chains must be"),
+     ({"item": "question"}, "question")],
+)
+def test_bad_input_gets_a_clear_error(kwargs, message):
+    answers, _ = simulate_leaderboard(5, 8, random_seed=1)
+    with pytest.raises(InvalidInputError, match=message):
+        fit_leaderboard(answers, progressbar=False, **kwargs)
+
+
+def test_answers_that_are_not_right_or_wrong_are_refused():
+    answers = pd.DataFrame({"respondent": ["s1", "s1", "s2", "s2"], "item": ["i1", "i2", "i1", "i2"], "correct": [1, 0, 2, 1]})
+    with pytest.raises(InvalidInputError, match=r"must be 0 \(wrong\) or 1 \(right\)"):
+        fit_leaderboard(answers, progressbar=False)
