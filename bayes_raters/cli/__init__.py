@@ -5,6 +5,7 @@
 ``bayes-raters irt ANSWERS.csv --model 2pl``   item and respondent tables
 ``bayes-raters pairwise COMPARISONS.csv``   item scores from pairwise comparisons
 ``bayes-raters facets RATINGS.csv``   rater severity and consistency, prompt difficulty
+``bayes-raters leaderboard ANSWERS.csv``   system abilities, rank intervals and item tables at leaderboard size
 ``bayes-raters plan RATINGS.csv --systems SYSTEMS.csv``   how many more double-scored responses
 ``bayes-raters demo``   closed-form and posterior PRMSE on a small simulated data set
 
@@ -77,6 +78,10 @@ def _run(args):
         from bayes_raters.cli.facets import facets
 
         output = facets(args)
+    elif args.command == "leaderboard":
+        from bayes_raters.cli.leaderboard import leaderboard
+
+        output = leaderboard(args)
     elif args.command == "plan":
         from bayes_raters.cli.plan import plan
 

@@ -39,7 +39,7 @@ def check_options(args: argparse.Namespace) -> None:
     """Reject impossible options before any file is read or model fitted."""
     checks = [
         (getattr(args, "ci", 0.5), lambda v: 0 < v < 1, "--ci must lie strictly between 0 and 1 (e.g. 0.9)"),
-        (getattr(args, "draws", 1), lambda v: v >= 1, "--draws must be at least 1"),
+        (getattr(args, "draws", 1), lambda v: v is None or v >= 1, "--draws must be at least 1"),
         (getattr(args, "tune", 0), lambda v: v >= 0, "--tune must be at least 0"),
         (getattr(args, "chains", 2), lambda v: v >= 1, "--chains must be at least 1 (2 or more to check convergence)"),
         (getattr(args, "error_variance", None), lambda v: v is None or v >= 0, "--error-variance must be >= 0"),

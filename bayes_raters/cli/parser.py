@@ -10,6 +10,7 @@ import textwrap
 from importlib.metadata import PackageNotFoundError, version
 
 from bayes_raters.cli.facets import add_parser as facets_parser
+from bayes_raters.cli.leaderboard import add_parser as leaderboard_parser
 from bayes_raters.cli.options import file_options, output_options, rating_file_options, sampler_options
 from bayes_raters.cli.pairwise import add_parser as pairwise_parser
 from bayes_raters.cli.plan import add_parser as plan_parser
@@ -23,7 +24,7 @@ FLAGS = {
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
     "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
     "annotator": "--annotator-column", "ties": "--ties", "dims": "--dims", "anchors": "--anchors",
-    "prompt": "--prompt-column", "inference": "--inference",
+    "prompt": "--prompt-column", "inference": "--inference", "model": "--model",
 }
 _CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
@@ -35,6 +36,7 @@ EPILOG = """examples:
   bayes-raters irt answers.csv --model 1pl --output items.csv
   bayes-raters pairwise comparisons.csv --count-column n
   bayes-raters facets essay_ratings.csv --systems systems.csv
+  bayes-raters leaderboard answers.csv --output leaderboard.csv
   bayes-raters plan ratings.csv --systems systems.csv --target-width 0.05
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
 
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _irt_parser(commands)
     pairwise_parser(commands, command_parser)
     facets_parser(commands, command_parser)
+    leaderboard_parser(commands, command_parser)
     plan_parser(commands, command_parser)
     example = command_parser(
         commands, "example", "write the example CSV files into a folder",

@@ -1,0 +1,59 @@
+"""``bayes-raters leaderboard``: the leaderboard 2PL/1PL on a file of answers ``(system, item,
+correct)``: the system table (ability, rank interval, P(rank 1)) and the item table (difficulty,
+discrimination, flags), sampled by the blocked sampler of :mod:`bayes_raters.leaderboard`."""
+
+from __future__ import annotations
+
+import argparse
+
+from bayes_raters.cli.files import Output, progressbar, read_table
+from bayes_raters.cli.options import file_options, output_options
+
+
+def add_parser(commands, command) -> None:
+    """The ``leaderboard`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
+    leaderboard = command(
+        commands, "leaderboard", "IRT over a leaderboard: system abilities and ranks, item difficulty and discrimination",
+        "ANSWERS.csv: one row per answer of a system to a benchmark item, correct 0/1 (a skipped item is an absent "
+        "row). Fits the hierarchical 2PL (or --model 1pl) with a blocked sampler that scales to hundreds of systems "
+        "and tens of thousands of items, and prints the system table (ability, rank interval, P(rank 1)) and the "
+        "item table (difficulty b, discrimination a, flags for items that rank systems backwards or not at all).",
+    )
+    leaderboard.add_argument("answers", help="CSV of answers in long format")
+    columns = leaderboard.add_argument_group("columns of the answers file")
+    columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="system id")
+    columns.add_argument("--item-column", default="item", metavar="NAME", help="benchmark item id")
+    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="0/1 answer")
+    file_options(leaderboard)
+    model = leaderboard.add_argument_group("model")
+    model.add_argument("--model", choices=["2pl", "1pl"], default="2pl", help="one discrimination per item (2pl) or one for all")
+    model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
+    model.add_argument("--draws", type=int, metavar="N", default=None,
+                       help="draws per chain (default: 700, and 700 more while the convergence check fails, up to 2,800)")
+    model.add_argument("--tune", type=int, metavar="N", default=200, help="warm-up sweeps per chain")
+    model.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
+    model.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
+    model.add_argument("--top", type=int, metavar="N", default=20, help="rows of each table printed (all in --json and --output)")
+    output_options(leaderboard)
+
+
+def leaderboard(args: argparse.Namespace) -> Output:
+    """The ``leaderboard`` sub-command: fit the leaderboard model and return its system and item tables."""
+    from bayes_raters.cli.commands import convergence_record, records, text_table
+    from bayes_raters.leaderboard import fit_leaderboard  # imports PyMC: only when asked
+
+    answers = read_table(args.answers, args)
+    result = fit_leaderboard(answers, args.model, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+                             progressbar=progressbar(args), respondent=args.respondent_column, item=args.item_column,
+                             correct=args.correct_column)
+    tables = {"systems": result.system_table(args.ci), "items": result.item_table(args.ci)}
+    flagged = tables["items"][tables["items"]["flag"] != ""]
+    text = "\n\n".join([
+        f"systems (best first; {len(tables['systems'])} in all)\n" + text_table(tables["systems"].head(args.top), 3),
+        f"items ({len(tables['items'])} in all; {len(flagged)} flagged, shown first)\n"
+        + text_table(flagged.sort_values("flag").head(args.top) if len(flagged) else tables["items"].head(args.top), 3),
+    ])
+    data = {"systems": records(tables["systems"], "system"), "items": records(tables["items"], "item"),
+            "convergence": convergence_record(result.convergence)}
+    data["convergence"]["draws_rule"] = result.posterior.attrs["draws_rule"]
+    return Output(text, data, tables)

@@ -1,0 +1,49 @@
+"""``bayes-raters leaderboard``: system and item tables from a CSV of answers, JSON with the
+convergence record, CSV output of both tables, and errors in the command line's own terms."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from bayes_raters.cli import EXIT_BAD_INPUT, main
+from bayes_raters.leaderboard import simulate_leaderboard
+
+
+@pytest.fixture(scope="module")
+def answers_file(tmp_path_factory):
+    answers, _ = simulate_leaderboard(25, 80, flat_share=0.0, random_seed=6)
+    answers = answers[answers.groupby("item")["correct"].transform("std") > 0]
+    path = tmp_path_factory.mktemp("leaderboard") / "answers.csv"
+    answers.rename(columns={"respondent": "model", "item": "question"}).to_csv(path, index=False)
+    return path
+
+
+FAST = ["--respondent-column", "model", "--item-column", "question", "--draws", "150", "--tune", "100", "--quiet"]
+
+
+def test_json_has_both_tables_and_the_convergence_record(answers_file, capsys):
+    assert main(["leaderboard", str(answers_file), *FAST, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"systems", "items", "convergence"}
+    assert len(data["systems"]) == 25 and {"system", "theta_mean", "rank_lower", "rank_upper", "p_rank_1"} <= set(data["systems"][0])
+    assert sum(row["p_rank_1"] for row in data["systems"]) == pytest.approx(1.0)
+    assert {"item", "a_mean", "b_mean", "flag"} <= set(data["items"][0])
+    assert data["convergence"]["draws"] == 150 and data["convergence"]["draws_rule"] == "150 draws per chain"
+
+
+def test_output_csv_writes_the_system_and_item_tables(answers_file, tmp_path, capsys):
+    target = tmp_path / "board.csv"
+    assert main(["leaderboard", str(answers_file), *FAST, "--model", "1pl", "--output", str(target)]) == 0
+    written = sorted(p.name for p in tmp_path.glob("board*.csv"))
+    assert len(written) == 2
+    tables = [pd.read_csv(tmp_path / name) for name in written]
+    assert sorted(len(t) for t in tables) == [25, 80]
+
+
+def test_a_missing_column_is_named_with_the_flag_that_fixes_it(answers_file, capsys):
+    assert main(["leaderboard", str(answers_file), "--respondent-column", "model", "--quiet"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bayes-raters: error:") and "--item-column" in err[0]
