@@ -12,11 +12,12 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.convergence import leaderboard_report
 from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain
 from bayes_raters.results import seeded_rng
-from bayes_raters.sampling import convergence_report, resolve_progressbar, warn_if_not_converged
+from bayes_raters.sampling import resolve_progressbar, warn_if_not_converged
 
 #: ``draws=None``: sample this many draws per chain, and as many again while the convergence
 #: check fails, up to :data:`AUTO_MAX_DRAWS`.
@@ -105,7 +106,7 @@ def fit_leaderboard(
             blocks[chain].append(run.sample(block, _progress(name, "draws", chain, chains, block) if show else None))
         outputs = [{key: np.concatenate([b[key] for b in chain_blocks]) for key in chain_blocks[0]} for chain_blocks in blocks]
         idata = leaderboard_tree(data, outputs, name)
-        report = convergence_report(idata, checked)
+        report = leaderboard_report(idata["posterior"].to_dataset(), checked)
         if draws is not None or report.converged or report.draws + block > AUTO_MAX_DRAWS:
             break
     if show:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy import special
 
 from bayes_raters.irt.slopes import rest_correlations
+from bayes_raters.leaderboard.convergence import bulk_ess, rank_rhat
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport
 
@@ -91,9 +91,9 @@ class LeaderboardResult(FitResult):
         rest = rest_correlations(answers, "correct").reindex(table.index)
         table["rest_corr"], table["rest_corr_upper"] = rest["rest_corr"], rest["rest_corr_upper"]
         table["p_flat"] = (self._slopes(post) < FLAT_A).mean(("chain", "draw")).to_series().reindex(table.index).to_numpy()
-        checked = ["a", "b"] if "a" in post else ["b"]
-        table["r_hat"] = az.rhat(post[checked]).to_array().max("variable").to_series().reindex(table.index).to_numpy()
-        table["ess_bulk"] = az.ess(post[checked]).to_array().min("variable").to_series().reindex(table.index).to_numpy()
+        checked = [post[name].astype(float).transpose("chain", "draw", "item").values for name in (("a", "b") if "a" in post else ("b",))]
+        table["r_hat"] = np.max([rank_rhat(values) for values in checked], axis=0)
+        table["ess_bulk"] = np.min([bulk_ess(values) for values in checked], axis=0)
         backwards = (rest["rest_corr_upper"] < 0).to_numpy()
         weak = rest["contradicts_slope"].fillna(False).to_numpy(bool) | (table["p_flat"] > FLAT_PROB).to_numpy()
         flag = np.where(backwards, "backwards", np.where(weak, "flat", ""))
