@@ -21,7 +21,7 @@ from bayes_raters.results import FitResult
 README = Path(__file__).resolve().parents[1] / "README.md"
 # The packages whose __all__ is the public API (the README's "Map" and the API pages).
 PUBLIC = ("bayes_raters", "bayes_raters.ctt", "bayes_raters.pairwise", "bayes_raters.irt", "bayes_raters.facets",
-          "bayes_raters.agreement", "bayes_raters.data")
+          "bayes_raters.leaderboard", "bayes_raters.agreement", "bayes_raters.data")
 REQUIRED = {"PR01": "a parameter is not documented", "PR02": "a documented parameter does not exist",
             "RT01": "no Returns section"}
 

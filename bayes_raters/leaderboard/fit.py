@@ -82,10 +82,10 @@ def fit_leaderboard(
     Examples
     --------
     >>> from bayes_raters.leaderboard import fit_leaderboard, simulate_leaderboard
-    >>> answers, truth = simulate_leaderboard(30, 200, random_seed=2)
-    >>> result = fit_leaderboard(answers, draws=300, tune=100, random_seed=2, progressbar=False)
-    >>> result.system_table().columns[:4].tolist()
-    ['theta_mean', 'theta_sd', 'theta_lower', 'theta_upper']
+    >>> answers, truth = simulate_leaderboard(60, 400, random_seed=7)
+    >>> result = fit_leaderboard(answers, random_seed=3, progressbar=False)
+    >>> result.convergence.converged, result.system_table().columns[:4].tolist()
+    (True, ['theta_mean', 'theta_sd', 'theta_lower', 'theta_upper'])
     """
     name = check_model(model)
     for label, value, least in (("draws", AUTO_DRAWS if draws is None else draws, 1), ("tune", tune, 0), ("chains", chains, 1)):

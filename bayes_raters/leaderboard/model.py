@@ -77,6 +77,13 @@ def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item
     -------
     AnswerMatrix
         The matrix, its transpose and the ids.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({"respondent": ["m1", "m1", "m2"], "item": ["q1", "q2", "q2"], "correct": [1, 0, 1]})
+    >>> answer_matrix(answers).answers.tolist()
+    [[1, 0], [-1, 1]]
     """
     table = validate_responses(answers, respondent=respondent, item=item, correct=correct, calibration=True)
     system_index, systems = pd.factorize(table["respondent"])
