@@ -81,9 +81,10 @@ def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item
     Examples
     --------
     >>> import pandas as pd
-    >>> answers = pd.DataFrame({"respondent": ["m1", "m1", "m2"], "item": ["q1", "q2", "q2"], "correct": [1, 0, 1]})
+    >>> from bayes_raters.leaderboard import answer_matrix
+    >>> answers = pd.DataFrame({"respondent": ["m1", "m1", "m2", "m3"], "item": ["q1", "q2", "q2", "q1"], "correct": [1, 0, 1, 0]})
     >>> answer_matrix(answers).answers.tolist()
-    [[1, 0], [-1, 1]]
+    [[1, 0], [-1, 1], [0, -1]]
     """
     table = validate_responses(answers, respondent=respondent, item=item, correct=correct, calibration=True)
     system_index, systems = pd.factorize(table["respondent"])

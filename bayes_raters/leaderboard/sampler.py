@@ -385,7 +385,14 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts) -> None:
 
 
 def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None) -> None:
-    """One sweep of steps 1-4 (module docstring)."""
+    """One sweep of steps 1-4 (module docstring). A proposal far in a tail can overflow
+    ``exp`` (a slope of e^800); its target is then not finite and the move is rejected, which is
+    the right outcome, so numpy's overflow and invalid-value warnings are silenced here."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        _sweep(answers, answers_t, state, rng, two_pl, independent)
+
+
+def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None) -> None:
     update_theta(answers, state, rng)
     for _ in range(ITEM_UPDATES):
         parts = update_items(answers_t, state, rng, two_pl, independent)

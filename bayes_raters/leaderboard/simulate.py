@@ -39,6 +39,7 @@ def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05,
 
     Examples
     --------
+    >>> from bayes_raters.leaderboard import simulate_leaderboard
     >>> answers, truth = simulate_leaderboard(3, 4, missing=0.0, random_seed=0)
     >>> len(answers), sorted(truth)
     (12, ['a', 'b', 'theta'])
