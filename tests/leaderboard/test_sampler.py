@@ -92,6 +92,7 @@ def _compare_with_nuts(model: str, nuts_draws: int) -> None:
         assert np.all(np.abs(ratio - 1) < 0.2) and abs(np.mean(ratio) - 1) < 0.06, (name, np.round(ratio, 2))
 
 
+@pytest.mark.slow  # 73 s in the fresh-clone suite (nutpie's compile and 2 x 2,500 NUTS draws): an agreement check
 def test_the_blocked_sampler_agrees_with_nuts_on_the_2pl():
     _compare_with_nuts("2pl", 1500)
 
