@@ -22,6 +22,12 @@ FLAT_A = 0.25
 FLAT_PROB = 0.9
 
 
+def _with_answer_counts(table: pd.DataFrame, answers: pd.DataFrame, by: str) -> pd.DataFrame:
+    """``table`` (indexed by the ids of column ``by``) with each id's ``n_answers`` and ``share_correct``."""
+    counts = answers.groupby(by, sort=False)["correct"].agg(["size", "mean"]).reindex(table.index)
+    return table.assign(n_answers=counts["size"].to_numpy(), share_correct=counts["mean"].to_numpy())
+
+
 @dataclass(repr=False)
 class LeaderboardResult(FitResult):
     """A fitted leaderboard (:func:`~bayes_raters.leaderboard.fit_leaderboard`): ``idata`` (posterior
@@ -85,9 +91,7 @@ class LeaderboardResult(FitResult):
             parts.append(part.add_prefix(f"{label}_"))
         table = pd.concat(parts, axis=1)
         answers = self.answer_table()
-        counts = answers.groupby("item", sort=False)["correct"].agg(["size", "mean"])
-        table["n_answers"] = counts["size"].reindex(table.index).to_numpy()
-        table["share_correct"] = counts["mean"].reindex(table.index).to_numpy()
+        table = _with_answer_counts(table, answers, "item")
         rest = rest_correlations(answers, "correct").reindex(table.index)
         table["rest_corr"], table["rest_corr_upper"] = rest["rest_corr"], rest["rest_corr_upper"]
         table["p_flat"] = (self._slopes(post) < FLAT_A).mean(("chain", "draw")).to_series().reindex(table.index).to_numpy()
@@ -128,10 +132,7 @@ class LeaderboardResult(FitResult):
                               "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"),
                               "p_rank_1": (ranks == 1).mean(0)}, index=order)
         table = table.join(frame)
-        answers = self.answer_table()
-        counts = answers.groupby("respondent", sort=False)["correct"].agg(["size", "mean"])
-        table["n_answers"] = counts["size"].reindex(table.index).to_numpy()
-        table["share_correct"] = counts["mean"].reindex(table.index).to_numpy()
+        table = _with_answer_counts(table, self.answer_table(), "respondent")
         table.index.name = "system"
         return table.sort_values("theta_mean", ascending=False)
 
