@@ -1,7 +1,7 @@
 """Leaderboard-scale evaluation: IRT over the answers of many systems to many benchmark items.
 
-:func:`fit_leaderboard` samples the hierarchical 1PL/2PL (:mod:`.model`) with a blocked
-Metropolis-within-Gibbs sampler (:mod:`.sampler`) that scales to hundreds of systems and tens of
+:func:`fit_leaderboard` samples the hierarchical 1PL/2PL (:mod:`bayes_raters.leaderboard.model`) with a blocked
+Metropolis-within-Gibbs sampler (:mod:`bayes_raters.leaderboard.sampler`) that scales to hundreds of systems and tens of
 thousands of items; :class:`LeaderboardResult` gives the item table (difficulty,
 discrimination, items that rank systems backwards or not at all) and the system table (ability,
 rank interval, P(rank 1)). :func:`build_leaderboard_model` is the same model in PyMC.

@@ -1,5 +1,5 @@
-"""``fit_leaderboard``: the leaderboard 1PL/2PL (:mod:`.model`) sampled by the blocked sampler
-(:mod:`.sampler`), chains one after another (each sweep uses every core), as a
+"""``fit_leaderboard``: the leaderboard 1PL/2PL (:mod:`bayes_raters.leaderboard.model`) sampled by the blocked sampler
+(:mod:`bayes_raters.leaderboard.sampler`), chains one after another (each sweep uses every core), as a
 :class:`~bayes_raters.leaderboard.result.LeaderboardResult`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""A blocked Metropolis-within-Gibbs sampler for the leaderboard 1PL/2PL (:mod:`.model` states it).
+r"""A blocked Metropolis-within-Gibbs sampler for the leaderboard 1PL/2PL (:mod:`bayes_raters.leaderboard.model` states it).
 
 At leaderboard shape every system answers thousands of items and every item is answered by
 hundreds of systems, so each block's conditional is nearly Gaussian and tiny: given the items,
