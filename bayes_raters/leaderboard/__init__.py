@@ -5,12 +5,20 @@ Metropolis-within-Gibbs sampler (:mod:`bayes_raters.leaderboard.sampler`) that s
 thousands of items; :class:`LeaderboardResult` gives the item table (difficulty,
 discrimination, items that rank systems backwards or not at all) and the system table (ability,
 rank interval, P(rank 1)). :func:`build_leaderboard_model` is the same model in PyMC.
+A fitted leaderboard is an item bank: :func:`select_items` picks a small benchmark that reproduces
+the full scores (:func:`estimate_scores`, :func:`compare_item_selections`), and
+:class:`AdaptiveTest` / :func:`run_adaptive_test` test a new system item by item until its ability
+or rank is settled.
 """
 
+from bayes_raters.leaderboard.ability import ItemBank
+from bayes_raters.leaderboard.adaptive import AdaptiveTest, run_adaptive_test
 from bayes_raters.leaderboard.fit import fit_leaderboard
 from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, answer_matrix, build_leaderboard_model
 from bayes_raters.leaderboard.result import LeaderboardResult
+from bayes_raters.leaderboard.selection import compare_item_selections, estimate_scores, select_items
 from bayes_raters.leaderboard.simulate import simulate_leaderboard
 
-__all__ = ["LEADERBOARD_MODELS", "LeaderboardResult", "answer_matrix", "build_leaderboard_model", "fit_leaderboard",
+__all__ = ["LEADERBOARD_MODELS", "AdaptiveTest", "ItemBank", "LeaderboardResult", "answer_matrix", "build_leaderboard_model",
+           "compare_item_selections", "estimate_scores", "fit_leaderboard", "run_adaptive_test", "select_items",
            "simulate_leaderboard"]
