@@ -9,8 +9,9 @@ answers. Then, in the same run:
   tinyBenchmarks-style k-means anchors; each held-out system's full-benchmark score (share correct
   over every item it answered) estimated from its answers to the k items: by the IRT posterior
   predictive (``estimate_scores``: mean and 90% interval) and, for random and anchor items, by the
-  (weighted) mean of those answers. Printed: mean absolute error, RMSE, the 90% interval's coverage
-  of the full score, seconds.
+  (weighted) mean of those answers. Printed: mean absolute error, RMSE, the expected error (root
+  mean square of the posterior SDs: what the posterior says the RMSE will be), the 90% interval's
+  coverage of the full score, seconds; ``--repeats`` rounds of selection (each its own seed) pooled.
 - **adaptive tests**: each held-out system tested item by item (``run_adaptive_test``) until its
   90% ability interval is narrower than ``--width``, choosing by posterior-weighted information
   and, as the baseline, at random. Printed: items used (mean, median, max), how often the interval
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--width", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3, help="item selections per method (seeds seed, seed + 1, ...)")
     args = parser.parse_args()
     from bayes_raters.leaderboard import ItemBank, compare_item_selections, fit_leaderboard, run_adaptive_test, simulate_leaderboard
     from bayes_raters.leaderboard.ability import ability_from_answers
@@ -62,14 +64,16 @@ def main() -> None:
           f"held out: {args.held_out} systems")
 
     start = time.perf_counter()
-    table = compare_item_selections(result, held, args.k, random_seed=args.seed)
-    seconds = time.perf_counter() - start
+    table = pd.concat([compare_item_selections(result, held, args.k, random_seed=args.seed + repeat) for repeat in range(args.repeats)])
+    seconds = (time.perf_counter() - start) / args.repeats
     grouped = table.groupby(["method", "estimator"])
     summary = pd.DataFrame({"mae": grouped["error"].apply(lambda e: e.abs().mean()),
                             "rmse": grouped["error"].apply(lambda e: np.sqrt((e**2).mean())),
+                            "expected_error": grouped["sd"].apply(lambda e: np.sqrt((e**2).mean())),
                             "coverage_90": grouped.apply(lambda d: ((d["lower"] <= d["full_score"]) & (d["full_score"] <= d["upper"])).mean()
                                                          if d["lower"].notna().any() else np.nan, include_groups=False)})
-    print(f"\nsmall benchmarks: k = {args.k} of {n_items} items ({seconds:.1f} s for every method and system)")
+    print(f"\nsmall benchmarks: k = {args.k} of {n_items} items, {args.repeats} selections per method x {args.held_out} systems "
+          f"({seconds:.1f} s per selection round: every method and system)")
     print(summary.round(4).to_string())
 
     bank = ItemBank.from_result(result)

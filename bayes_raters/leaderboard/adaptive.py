@@ -53,8 +53,8 @@ class AdaptiveTest:
     Examples
     --------
     >>> from bayes_raters.leaderboard import AdaptiveTest, fit_leaderboard, simulate_leaderboard
-    >>> answers, _ = simulate_leaderboard(40, 200, random_seed=1)
-    >>> test = AdaptiveTest(fit_leaderboard(answers, random_seed=2, progressbar=False), random_seed=3)
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> test = AdaptiveTest(fit_leaderboard(answers, random_seed=3, progressbar=False))
     >>> item = test.next_item()
     >>> test.record(item, 1)
     >>> test.ability()["n_items"]
@@ -152,6 +152,16 @@ def run_adaptive_test(result, answers, *, width: float | None = 0.5, rank_width:
     pandas.DataFrame
         :meth:`AdaptiveTest.history`; ``attrs["stopped_by"]`` is ``"width"``, ``"rank"``,
         ``"max_items"`` or ``"bank exhausted"``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import fit_leaderboard, run_adaptive_test, simulate_leaderboard
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> held_out = answers["respondent"] == "sys0059"
+    >>> bank = fit_leaderboard(answers[~held_out], random_seed=3, progressbar=False)
+    >>> history = run_adaptive_test(bank, answers[held_out].set_index("item")["correct"], width=1.0)
+    >>> history.attrs["stopped_by"], len(history) < 100
+    ('width', True)
     """
     answers = pd.Series(answers if not isinstance(answers, Mapping) else dict(answers)).dropna()
     if answers.empty:

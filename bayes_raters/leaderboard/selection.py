@@ -70,8 +70,8 @@ def select_items(result, k: int, *, method: str = "information", random_seed=Non
     Examples
     --------
     >>> from bayes_raters.leaderboard import fit_leaderboard, select_items, simulate_leaderboard
-    >>> answers, _ = simulate_leaderboard(40, 200, random_seed=1)
-    >>> chosen = select_items(fit_leaderboard(answers, random_seed=2, progressbar=False), 20)
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> chosen = select_items(fit_leaderboard(answers, random_seed=3, progressbar=False), 20)
     >>> len(chosen), round(chosen["weight"].sum(), 6)
     (20, 1.0)
     """
@@ -164,6 +164,18 @@ def estimate_scores(result, answers: pd.DataFrame, *, ci_prob: float = 0.9, n_sa
     pandas.DataFrame
         One row per system: ``n_answers``, ``share_correct`` (on the items answered),
         ``theta_mean/_sd/_lower/_upper`` and ``score_mean/_sd/_lower/_upper``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import estimate_scores, fit_leaderboard, select_items, simulate_leaderboard
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> held_out = answers["respondent"] == "sys0059"
+    >>> bank = fit_leaderboard(answers[~held_out], random_seed=3, progressbar=False)
+    >>> small = answers[held_out & answers["item"].isin(select_items(bank, 30).index)]
+    >>> table = estimate_scores(bank, small, random_seed=4)
+    >>> full = answers.loc[held_out, "correct"].mean()
+    >>> bool(table.loc["sys0059", "score_lower"] < full < table.loc["sys0059", "score_upper"])
+    True
     """
     check_ci_prob(ci_prob)
     missing = {"respondent", "item", "correct"} - set(answers.columns)
@@ -217,11 +229,22 @@ def compare_item_selections(result, held_out: pd.DataFrame, k: int, *, methods=S
     Returns
     -------
     pandas.DataFrame
-        One row per (``method``, ``estimator``, ``system``): ``estimate``, ``lower``/``upper``
-        (the IRT estimator's posterior interval; NaN for the plain weighted mean), ``full_score``
+        One row per (``method``, ``estimator``, ``system``): ``estimate``, ``sd`` and
+        ``lower``/``upper`` (the IRT estimator's posterior SD, its expected error, and interval;
+        NaN for the plain weighted mean), ``full_score``
         (share correct over every item the system answered) and ``error`` = estimate - full.
         Estimators: ``"irt"`` (:func:`estimate_scores`) for every method, and ``"mean"`` (the
         ``weight``-ed mean of the answers to the chosen items) for ``"random"`` and ``"cluster"``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import compare_item_selections, fit_leaderboard, simulate_leaderboard
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> held_out = answers["respondent"].isin(["sys0057", "sys0058", "sys0059"])
+    >>> bank = fit_leaderboard(answers[~held_out], random_seed=3, progressbar=False)
+    >>> table = compare_item_selections(bank, answers[held_out], 30, random_seed=4)
+    >>> table.groupby(["method", "estimator"]).size().to_dict()
+    {('cluster', 'irt'): 3, ('cluster', 'mean'): 3, ('information', 'irt'): 3, ('random', 'irt'): 3, ('random', 'mean'): 3}
     """
     rng = seeded_rng(random_seed)
     full = held_out.groupby("respondent", sort=False)["correct"].mean()
@@ -231,12 +254,13 @@ def compare_item_selections(result, held_out: pd.DataFrame, k: int, *, methods=S
         small = held_out[held_out["item"].isin(chosen.index)]
         irt = estimate_scores(result, small, ci_prob=ci_prob, random_seed=rng)
         rows.append(pd.DataFrame({"method": method, "estimator": "irt", "system": irt.index, "estimate": irt["score_mean"].to_numpy(),
-                                  "lower": irt["score_lower"].to_numpy(), "upper": irt["score_upper"].to_numpy()}))
+                                  "sd": irt["score_sd"].to_numpy(), "lower": irt["score_lower"].to_numpy(),
+                                  "upper": irt["score_upper"].to_numpy()}))
         if method != "information":
             weighted = small.assign(w=small["item"].map(chosen["weight"]))
             mean = weighted.groupby("respondent", sort=False).apply(lambda g: np.average(g["correct"], weights=g["w"]), include_groups=False)
             rows.append(pd.DataFrame({"method": method, "estimator": "mean", "system": mean.index, "estimate": mean.to_numpy(),
-                                      "lower": np.nan, "upper": np.nan}))
+                                      "sd": np.nan, "lower": np.nan, "upper": np.nan}))
     table = pd.concat(rows, ignore_index=True)
     table["full_score"] = table["system"].map(full).to_numpy()
     table["error"] = table["estimate"] - table["full_score"]
