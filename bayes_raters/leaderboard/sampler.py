@@ -331,10 +331,22 @@ def _normal_mean(values, sigma, prior_sd, rng) -> float:
 
 
 def _half_normal_sigma(deviations, scale, rng) -> float:
-    r"""sigma | deviations ~ N(0, sigma), sigma ~ N+(scale): :math:`\sigma^2` is generalised inverse
-    Gaussian with :math:`\lambda = (1 - n)/2`, :math:`\chi = \sum d^2`, :math:`\psi = 1/\text{scale}^2`."""
-    chi, psi = float(deviations @ deviations), 1 / scale**2
-    var = np.sqrt(chi / psi) * stats.geninvgauss.rvs((1 - len(deviations)) / 2, np.sqrt(chi * psi), random_state=rng)
+    r"""sigma | deviations ~ N(0, sigma), sigma ~ N+(scale), an exact draw: :math:`\sigma^2` is
+    generalised inverse Gaussian with :math:`\lambda = (1 - n)/2`, :math:`\chi = \sum d^2`,
+    :math:`\psi = 1/\text{scale}^2`. Drawn by rejection: propose :math:`\sigma^2 \sim
+    \text{InvGamma}((n - 1)/2, \chi/2)` (the likelihood's own shape in :math:`\sigma`) and accept
+    with probability :math:`\exp(-\sigma^2 / (2\,\text{scale}^2)) \le 1`, the prior's kernel;
+    accepted draws follow the product exactly. About 0.7-0.8 of the proposals are accepted at the
+    fitted sigmas (1 against 1.5, 0.4 against 0.5), a few microseconds a draw, where
+    ``scipy.stats.geninvgauss.rvs`` took 1.2 ms a draw (8 s of an 83 s fit at 100 x 2,000,
+    measured 2026-11-29); it remains the fallback after 200 rejections."""
+    chi, n = float(deviations @ deviations), len(deviations)
+    for _ in range(200):
+        var = (chi / 2) / rng.gamma((n - 1) / 2)
+        if rng.random() < np.exp(-var / (2 * scale**2)):
+            return float(np.sqrt(var))
+    psi = 1 / scale**2
+    var = np.sqrt(chi / psi) * stats.geninvgauss.rvs((1 - n) / 2, np.sqrt(chi * psi), random_state=rng)
     return float(np.sqrt(var))
 
 
