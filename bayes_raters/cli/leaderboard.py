@@ -29,7 +29,7 @@ def add_parser(commands, command) -> None:
     model.add_argument("--model", choices=["2pl", "1pl"], default="2pl", help="one discrimination per item (2pl) or one for all")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--draws", type=int, metavar="N", default=None,
-                       help="draws per chain (default: 700, and 700 more while the convergence check fails, up to 2,800)")
+                       help="draws per chain (default: 700, and 300 more while the convergence check fails, up to 2,800)")
     model.add_argument("--tune", type=int, metavar="N", default=200, help="warm-up sweeps per chain")
     model.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
     model.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
