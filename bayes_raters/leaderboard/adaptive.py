@@ -53,7 +53,7 @@ class AdaptiveTest:
     Examples
     --------
     >>> from bayes_raters.leaderboard import AdaptiveTest, fit_leaderboard, simulate_leaderboard
-    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=3)
     >>> test = AdaptiveTest(fit_leaderboard(answers, random_seed=3, progressbar=False))
     >>> item = test.next_item()
     >>> test.record(item, 1)
@@ -156,7 +156,7 @@ def run_adaptive_test(result, answers, *, width: float | None = 0.5, rank_width:
     Examples
     --------
     >>> from bayes_raters.leaderboard import fit_leaderboard, run_adaptive_test, simulate_leaderboard
-    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=7)
+    >>> answers, _ = simulate_leaderboard(60, 400, random_seed=3)
     >>> held_out = answers["respondent"] == "sys0059"
     >>> bank = fit_leaderboard(answers[~held_out], random_seed=3, progressbar=False)
     >>> history = run_adaptive_test(bank, answers[held_out].set_index("item")["correct"], width=1.0)

@@ -86,7 +86,7 @@ def fit_leaderboard(
     Examples
     --------
     >>> from bayes_raters.leaderboard import fit_leaderboard, simulate_leaderboard
-    >>> answers, truth = simulate_leaderboard(60, 400, random_seed=7)
+    >>> answers, truth = simulate_leaderboard(60, 400, random_seed=3)
     >>> result = fit_leaderboard(answers, random_seed=3, progressbar=False)
     >>> result.convergence.converged, result.system_table().columns[:4].tolist()
     (True, ['theta_mean', 'theta_sd', 'theta_lower', 'theta_upper'])
