@@ -36,7 +36,9 @@ def test_the_fit_recovers_difficulties_abilities_and_converges(planted):
     assert np.corrcoef(b[keep], truth["b"][keep])[0, 1] > 0.9
     systems = result.system_table()
     theta = systems["theta_mean"].reindex(truth["theta"].index)
-    assert np.corrcoef(theta, truth["theta"])[0, 1] > 0.99
+    # 400 answers leave each ability a posterior SD near 0.12 against a spread of 1, which caps the
+    # correlation of posterior means with the truth near sqrt(1 - 0.12^2) = 0.993 (0.990 and 0.995 seen)
+    assert np.corrcoef(theta, truth["theta"])[0, 1] > 0.98
     # the truth on the scale the model fixes (the systems' abilities with mean 0 and SD 1)
     scale = truth["theta"].std(ddof=0)
     standard_b = (truth["b"] - truth["theta"].mean()) / scale
