@@ -113,6 +113,15 @@ class ItemBank:
         return where
 
 
+def item_bank(result, max_draws: int = MAX_DRAWS) -> ItemBank:
+    """An :class:`~bayes_raters.leaderboard.ability.ItemBank` from a fitted leaderboard (or the bank itself)."""
+    if isinstance(result, ItemBank):
+        return result
+    if not hasattr(result, "posterior") or "b" not in result.posterior:
+        raise InvalidInputError("pass a fitted leaderboard (the result of fit_leaderboard) or an ItemBank.")
+    return ItemBank.from_result(result, max_draws)
+
+
 def grid() -> np.ndarray:
     """The ability grid."""
     return np.linspace(*GRID_RANGE, GRID_SIZE)

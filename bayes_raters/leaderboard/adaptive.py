@@ -19,19 +19,10 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
-from bayes_raters.leaderboard.ability import MAX_DRAWS, AbilityPosterior, ItemBank
+from bayes_raters.leaderboard.ability import MAX_DRAWS, AbilityPosterior, item_bank
 from bayes_raters.results import check_ci_prob, seeded_rng
 
 SELECTIONS = ("information", "random")
-
-
-def item_bank(result, max_draws: int = MAX_DRAWS) -> ItemBank:
-    """An :class:`~bayes_raters.leaderboard.ability.ItemBank` from a fitted leaderboard (or the bank itself)."""
-    if isinstance(result, ItemBank):
-        return result
-    if not hasattr(result, "posterior") or "b" not in result.posterior:
-        raise InvalidInputError("pass a fitted leaderboard (the result of fit_leaderboard) or an ItemBank.")
-    return ItemBank.from_result(result, max_draws)
 
 
 class AdaptiveTest:

@@ -40,8 +40,7 @@ from scipy import special
 from scipy.cluster.vq import kmeans2
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.leaderboard.ability import MAX_DRAWS, ItemBank, ability_from_answers
-from bayes_raters.leaderboard.adaptive import item_bank
+from bayes_raters.leaderboard.ability import MAX_DRAWS, ItemBank, ability_from_answers, item_bank
 from bayes_raters.results import check_ci_prob, seeded_rng
 
 SELECTION_METHODS = ("information", "random", "cluster")
