@@ -1,0 +1,146 @@
+r"""``fit_arena``: ratings from millions of pairwise votes with ties, style covariates and categories
+(:mod:`bayes_raters.leaderboard.arena_model`), by importance-sampled Laplace draws
+(:mod:`bayes_raters.leaderboard.arena_laplace`), as an
+:class:`~bayes_raters.leaderboard.arena_result.ArenaResult`."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.arena_laplace import approximate, importance_draws
+from bayes_raters.leaderboard.arena_model import RATING_PRIOR_SD, ArenaData, prepare_votes
+from bayes_raters.leaderboard.arena_posterior import Layout, layout_of
+from bayes_raters.leaderboard.arena_result import ArenaResult, arena_data_tree
+from bayes_raters.results import seeded_rng
+from bayes_raters.sampling import laplace_report, resolve_progressbar, warn_if_not_converged
+
+
+def fit_arena(
+    votes: pd.DataFrame,
+    *,
+    model_a: str = "model_a",
+    model_b: str = "model_b",
+    outcome: str = "outcome",
+    style: list[str] | tuple[str, ...] = (),
+    category: str | None = None,
+    ties: bool | None = None,
+    rating_prior_sd: float = RATING_PRIOR_SD,
+    draws: int = 1000,
+    chains: int = 2,
+    random_seed: int | np.random.Generator | None = None,
+    progressbar: bool | None = None,
+) -> ArenaResult:
+    r"""Fit the Rao-Kupper arena model (:mod:`bayes_raters.leaderboard.arena_model`) to long votes:
+    one row per vote with the two models, the outcome for the first (``win``, ``tie`` or ``loss``),
+    optional style covariates (``style``: columns of differences between the two answers, first
+    minus second) and an optional ``category`` column (one per vote; each category's ratings are
+    shrunk to the overall ones).
+
+    The posterior is drawn by importance-sampled Laplace (:mod:`bayes_raters.leaderboard.arena_laplace`):
+    Newton's method to the mode with the exact Hessian, Gaussian proposals weighed by the exact
+    log posterior, Pareto-smoothed and resampled into ``chains`` x ``draws``. The check is part of
+    the answer: ``result.convergence`` has R-hat and ESS of the resampled draws, the effective size
+    of the weights and Pareto :math:`\hat k`; a :class:`ConvergenceWarning` says when any fails.
+    Votes without style pool to (category, pair, outcome) counts, so the time hardly grows with the
+    votes (``models/leaderboards.md`` has the measured times). Same ``random_seed``, same draws.
+
+    Parameters
+    ----------
+    votes : pandas.DataFrame
+        One row per vote.
+    model_a, model_b, outcome : str
+        Column names: the two models and the outcome for ``model_a``.
+    style : list of str
+        Numeric style columns (differences, first minus second); their effects are estimated and
+        the ratings are then style-controlled.
+    category : str, optional
+        Column of each vote's category: per-category ratings, partially pooled.
+    ties : bool, optional
+        Model a tie band; None, when some vote is a tie; False, Bradley-Terry (no tie allowed).
+    rating_prior_sd : float
+        Prior SD of the ratings on the log-odds scale.
+    draws, chains : int
+        Draws kept per chain and the number of chains (independent batches of proposals).
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+    progressbar : bool, optional
+        Report the phases on stderr; None, in a terminal only.
+
+    Returns
+    -------
+    ArenaResult
+        System, category and style tables, P(rank 1), the drop-k check of the top rank.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import fit_arena, simulate_arena
+    >>> sim = simulate_arena(20, 20_000, random_seed=3)
+    >>> result = fit_arena(sim["votes"], random_seed=3, progressbar=False)
+    >>> result.convergence.converged, result.system_table().shape[0]
+    (True, 20)
+    """
+    if draws < 100 or chains < 1:
+        raise InvalidInputError(f"fit_arena needs draws >= 100 and chains >= 1, got draws={draws}, chains={chains}.")
+    if not rating_prior_sd > 0:
+        raise InvalidInputError(f"rating_prior_sd must be > 0, got {rating_prior_sd}.")
+    started = time.perf_counter()
+    show = resolve_progressbar(progressbar)
+    progress = (lambda message: print(f"arena: {message} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)) if show else None
+    data = prepare_votes(votes, model_a=model_a, model_b=model_b, outcome=outcome, style=style, category=category, ties=ties)
+    layout = layout_of(data)
+    if progress:
+        progress(f"{data.n_votes:,} votes in {data.weight.size:,} rows, {len(data.models)} models, {layout.size} parameters")
+    approx = approximate(data, layout, rating_prior_sd)
+    if progress:
+        progress(f"mode found ({approx.newton_steps} Newton steps)")
+    raveled, check = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=seeded_rng(random_seed),
+                                      progress=progress)
+    tree = arena_tree(raveled, data, layout)
+    report = laplace_report(tree, check, var_names=[n for n in ("theta", "u", "beta", "epsilon", "tau") if n in tree["posterior"]])
+    tree["posterior"].attrs.update(inference="laplace", pareto_k=check.pareto_k, pareto_k_threshold=check.k_threshold,
+                                   importance_ess=check.ess, newton_steps=approx.newton_steps,
+                                   inference_library="bayes_raters.leaderboard.arena_laplace (importance-sampled Laplace)")
+    tree["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
+    result = ArenaResult(tree, report, {"rating_prior_sd": float(rating_prior_sd)}, data=data, approximation=approx)
+    if progress:
+        progress("done")
+    warn_if_not_converged(report, "fit_arena")
+    return result
+
+
+def arena_tree(raveled: np.ndarray, data: ArenaData, layout: Layout) -> xr.DataTree:
+    """Posterior (``theta`` by model, ``rating`` = theta centred over models, ``u`` and
+    ``category_rating`` by category and model, ``beta`` per unit of each style column, ``epsilon``,
+    ``tau``), ``sample_stats`` (``diverging``, all False) and the votes (:func:`arena_data_tree`)."""
+    chains, draws, _ = raveled.shape
+    m = layout.n_models
+    theta = raveled[..., :m]
+    posterior = {"theta": (("chain", "draw", "model"), theta),
+                 "rating": (("chain", "draw", "model"), theta - theta.mean(axis=-1, keepdims=True))}
+    if layout.n_categories:
+        u = raveled[..., layout.u].reshape(chains, draws, layout.n_categories, m)
+        table = theta[:, :, None, :] + u
+        posterior["u"] = (("chain", "draw", "category", "model"), u)
+        posterior["category_rating"] = (("chain", "draw", "category", "model"), table - table.mean(axis=-1, keepdims=True))
+        posterior["tau"] = (("chain", "draw"), np.exp(raveled[..., layout.rho]))
+    if layout.n_style:
+        posterior["beta"] = (("chain", "draw", "style"), raveled[..., layout.beta] / data.style_scale)
+    if layout.ties:
+        posterior["epsilon"] = (("chain", "draw"), np.exp(raveled[..., layout.kappa]))
+    coords = {"chain": np.arange(chains), "draw": np.arange(draws), "model": data.models.to_numpy()}
+    if layout.n_categories:
+        coords["category"] = data.categories.to_numpy()
+    if layout.n_style:
+        coords["style"] = list(data.style)
+    tree = arena_data_tree(data)
+    tree["posterior"] = xr.DataTree(xr.Dataset(posterior, coords={k: v for k, v in coords.items()}))
+    tree["sample_stats"] = xr.DataTree(xr.Dataset({"diverging": (("chain", "draw"), np.zeros((chains, draws), dtype=bool))},
+                                                  coords={"chain": coords["chain"], "draw": coords["draw"]}))
+    return tree
+

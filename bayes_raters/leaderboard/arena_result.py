@@ -1,0 +1,277 @@
+"""The arena result (:func:`~bayes_raters.leaderboard.fit_arena`): system, category and style tables
+with rank intervals and P(rank 1), the drop-k-votes check of the top rank, per-pair log-likelihood
+and posterior predictive counts (the contract of :mod:`bayes_raters.results`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import linalg, special
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.arena_model import OUTCOMES, ArenaData
+from bayes_raters.leaderboard.arena_posterior import layout_of, vote_derivatives
+from bayes_raters.results import FitResult, check_ci_prob, interval_table
+from bayes_raters.sampling import ConvergenceReport
+
+#: Elo points per unit of log odds (arena leaderboards' scale: 400 / ln 10), centred at 1000.
+ELO_PER_LOGIT = 400 / np.log(10)
+ELO_CENTRE = 1000.0
+
+
+def arena_data_tree(data: ArenaData) -> xr.DataTree:
+    """The pooled votes as ``constant_data`` (rows and cells) and ``observed_data`` (win / tie /
+    loss counts per cell: a category and an ordered pair of models)."""
+    rows = {"row_cell": ("row", data.key), "row_outcome": ("row", data.outcome), "row_weight": ("row", data.weight),
+            "row_style": (("row", "style"), data.z * data.style_scale),
+            "cell_category": ("cell", data.key_c), "cell_model_a": ("cell", data.key_a), "cell_model_b": ("cell", data.key_b)}
+    counts = np.zeros((data.key_a.size, 3))
+    np.add.at(counts, (data.key, data.outcome.astype(np.int64)), data.weight)
+    constant = xr.Dataset(rows, coords={"style": list(data.style)})
+    constant.attrs.update(models=list(map(str, data.models)), categories=[] if data.categories is None else list(map(str, data.categories)),
+                          ties=int(data.ties), n_votes=int(data.n_votes), style_scale=list(map(float, data.style_scale)))
+    observed = xr.Dataset({"cell_counts": (("cell", "outcome_kind"), counts)}, coords={"outcome_kind": list(OUTCOMES)})
+    return xr.DataTree.from_dict({"constant_data": constant, "observed_data": observed})
+
+
+def data_from_tree(tree: xr.DataTree) -> ArenaData:
+    """The :class:`ArenaData` stored by :func:`arena_data_tree` (for a loaded result)."""
+    const = tree["constant_data"].to_dataset()
+    scale = np.asarray(const.attrs["style_scale"], dtype=float)
+    categories = list(const.attrs["categories"])
+    return ArenaData(
+        models=pd.Index(list(const.attrs["models"]), name="model"), categories=pd.Index(categories, name="category") if categories else None,
+        style=tuple(map(str, const["style"].values)), key=const["row_cell"].values, key_c=const["cell_category"].values,
+        key_a=const["cell_model_a"].values, key_b=const["cell_model_b"].values, outcome=const["row_outcome"].values.astype(np.int8),
+        weight=const["row_weight"].values.astype(float), z=np.ascontiguousarray(const["row_style"].values / np.where(scale > 0, scale, 1)),
+        style_scale=scale, ties=bool(const.attrs["ties"]), n_votes=int(const.attrs["n_votes"]),
+    )
+
+
+def _rank_frame(values: np.ndarray, index: pd.Index, ci_prob: float) -> pd.DataFrame:
+    """Rank (1 = best) summaries of draws x models ``values``."""
+    ranks = (-values).argsort(axis=1).argsort(axis=1) + 1
+    tail = (1 - ci_prob) / 2
+    return pd.DataFrame({"rank_mean": ranks.mean(0), "rank_lower": np.quantile(ranks, tail, axis=0, method="lower"),
+                         "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"), "p_rank_1": (ranks == 1).mean(0)},
+                        index=index)
+
+
+@dataclass(repr=False)
+class ArenaResult(FitResult):
+    """A fitted arena (:func:`~bayes_raters.leaderboard.fit_arena`): ``idata`` (posterior ``theta``,
+    ``rating``, and where fitted ``u``, ``category_rating``, ``tau``, ``beta``, ``epsilon``; the
+    pooled votes in ``constant_data``/``observed_data``), the convergence ``report`` and the fit's
+    ``options``. ``data`` and the Laplace ``approximation`` are rebuilt when a loaded result needs them."""
+
+    idata: xr.DataTree
+    report: ConvergenceReport
+    options: dict = field(default_factory=dict)
+    data: ArenaData | None = None
+    approximation: object = None
+
+    summary_var_names = ("epsilon", "tau", "beta")
+    family = "arena"
+
+    def __post_init__(self) -> None:
+        if self.data is None:
+            self.data = data_from_tree(self.idata)
+
+    def _size(self) -> str:
+        return f"{len(self.data.models)} models, {self.data.n_votes:,} votes"
+
+    def _draws(self, name: str, *dims: str) -> np.ndarray:
+        values = self.posterior[name].transpose("chain", "draw", *dims).values
+        return values.reshape(-1, *values.shape[2:])
+
+    def _votes_by_model(self) -> pd.DataFrame:
+        d = self.data
+        cell_votes = np.bincount(d.key, weights=d.weight, minlength=d.key_a.size)
+        wins = np.bincount(d.key, weights=d.weight * (d.outcome == OUTCOMES["win"]), minlength=d.key_a.size)
+        ties = np.bincount(d.key, weights=d.weight * (d.outcome == OUTCOMES["tie"]), minlength=d.key_a.size)
+        m = len(d.models)
+        votes = np.bincount(d.key_a, cell_votes, m) + np.bincount(d.key_b, cell_votes, m)
+        score = np.bincount(d.key_a, wins + ties / 2, m) + np.bincount(d.key_b, cell_votes - wins - ties / 2, m)
+        return pd.DataFrame({"n_votes": votes.astype(int), "win_share": score / votes}, index=d.models)
+
+    def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per model, best first: ``rating_*`` (mean, sd, equal-tailed ``ci_prob`` interval)
+        in Elo points (400 / ln 10 per unit of log odds, the models' mean at 1000; style-controlled
+        when the fit had style columns), ``rank_mean``, ``rank_lower``, ``rank_upper``, ``p_rank_1``
+        (sums to 1 over models), ``n_votes`` and ``win_share`` (wins plus half the ties, raw)."""
+        check_ci_prob(ci_prob)
+        rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["rating"]
+        table = interval_table(rating, ci_prob, ("model",)).add_prefix("rating_")
+        table = table.join(_rank_frame(self._draws("rating", "model"), self.data.models, ci_prob)).join(self._votes_by_model())
+        return table.rename_axis("model").sort_values("rating_mean", ascending=False)
+
+    def category_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per (category, model): the category's ``rating_*`` (Elo points, centred per
+        category) and ranks within the category, shrunk to the overall ratings as far as the
+        category's votes allow (``tau`` in the posterior is the spread of the deviations)."""
+        if "category_rating" not in self.posterior:
+            raise InvalidInputError("this fit has no categories: pass category= (the column of each vote's category) to fit_arena.")
+        check_ci_prob(ci_prob)
+        rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["category_rating"]
+        table = interval_table(rating, ci_prob, ("category", "model")).add_prefix("rating_")
+        values = self._draws("category_rating", "category", "model")
+        ranks = [_rank_frame(values[:, c], self.data.models, ci_prob).assign(category=name).set_index("category", append=True)
+                 for c, name in enumerate(self.data.categories)]
+        ranks = pd.concat(ranks).reorder_levels(["category", "model"])
+        return table.join(ranks).sort_values(["category", "rating_mean"], ascending=[True, False])
+
+    def style_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per style column: its effect on the log odds of winning per unit of the column
+        (``beta_*``), per root mean square of the column (``beta_per_rms_mean``) and P(effect > 0)."""
+        if "beta" not in self.posterior:
+            raise InvalidInputError("this fit has no style covariates: pass style=[columns] to fit_arena.")
+        check_ci_prob(ci_prob)
+        table = interval_table(self.posterior["beta"], ci_prob, ("style",)).add_prefix("beta_")
+        table["beta_per_rms_mean"] = table["beta_mean"] * self.data.style_scale
+        table["p_positive"] = (self.posterior["beta"] > 0).mean(("chain", "draw")).to_series()
+        return table
+
+    def _approximation(self):
+        if self.approximation is None:
+            from bayes_raters.leaderboard.arena_laplace import approximate
+
+            self.approximation = approximate(self.data, layout_of(self.data), self.options["rating_prior_sd"])
+        return self.approximation
+
+    def drop_votes_check(self, k: int | None = None, max_share: float = 0.1, refits: int = 8) -> pd.Series:
+        r"""How few votes must go for the top model to lose first place to the runner-up (at the
+        posterior mode)? Each vote's influence on the margin :math:`d = \theta_1 - \theta_2` is
+        :math:`-h^\top \nabla \ell_v` with :math:`h = H^{-1} c` (the Laplace curvature, :math:`c`
+        the contrast): the first-order change of the mode when the vote is dropped (Broderick,
+        Giordano & Meager's approximate maximum influence perturbation). Votes are dropped in order
+        of that influence; the linear prediction gives a first count, and refits without the
+        dropped votes (Newton from the mode, at most ``refits``) bisect to the fewest in that order
+        that really flip the top rank (or test ``k`` votes when given).
+
+        Returns ``top``, ``runner_up``, ``p_rank_1``, ``margin`` (log odds at the mode),
+        ``votes_dropped`` (the fewest found: an upper bound on the fewest that could flip it; NaN
+        when no flip comes within ``max_share`` of the votes), ``share_dropped``,
+        ``predicted_margin`` (linear), ``refit_margin`` after dropping them, and ``flips``."""
+        d, approx = self.data, self._approximation()
+        top, second = d.models.get_indexer(self.system_table().index[:2])
+        margin = approx.mean[top] - approx.mean[second]
+        layout = layout_of(d)
+        contrast = np.zeros(layout.size)
+        contrast[top], contrast[second] = 1.0, -1.0
+        h = np.zeros(layout.size)
+        h[approx.free] = linalg.cho_solve((approx.chol, True), contrast[approx.free])
+        influence = -self._row_gradient_dot(approx.mean, h, layout)
+        order = np.argsort(influence)
+        before = np.cumsum(d.weight[order]) - d.weight[order]  # votes ahead of each row in that order
+
+        def dropped(n: int) -> np.ndarray:
+            out = np.zeros_like(d.weight)
+            out[order] = np.minimum(d.weight[order], np.maximum(0.0, n - before))
+            return out
+
+        def refit_margin(n: int) -> float:
+            from bayes_raters.leaderboard.arena_laplace import newton
+
+            x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
+                       self.options["rating_prior_sd"])[0]
+            return float(x[top] - x[second])
+
+        limit = int(max_share * d.n_votes)
+        if k is None:
+            crossing = np.nonzero(margin + np.cumsum(influence[order] * d.weight[order]) <= 0)[0]
+            k = int(np.ceil(before[crossing[0]] + d.weight[order][crossing[0]])) if crossing.size else limit
+            k, found = min(k, limit), None
+            low = 0
+            for _ in range(refits):
+                if refit_margin(k) <= 0:
+                    found = k
+                    if k - low <= max(1, k // 50):
+                        break
+                    k = (low + k) // 2
+                else:
+                    low = k
+                    if found is None and k >= limit:
+                        break
+                    k = min(limit, 2 * k) if found is None else (k + found) // 2
+            k = found
+        row = {"top": d.models[top], "runner_up": d.models[second], "p_rank_1": float(self.system_table()["p_rank_1"].iloc[0]),
+               "margin": float(margin), "votes_dropped": np.nan, "share_dropped": np.nan, "predicted_margin": np.nan,
+               "refit_margin": np.nan, "flips": False}
+        if k is not None:
+            after = refit_margin(k)
+            row.update(votes_dropped=int(k), share_dropped=k / d.n_votes, predicted_margin=float(margin + influence @ dropped(k)),
+                       refit_margin=after, flips=bool(after <= 0))
+        return pd.Series(row)
+
+    def _row_gradient_dot(self, x: np.ndarray, h: np.ndarray, layout) -> np.ndarray:
+        r"""Per pooled row, one vote's :math:`\nabla \ell_v^\top h` at ``x``."""
+        from bayes_raters.leaderboard.arena_posterior import _eta, _slots
+
+        d = self.data
+        eps = float(np.exp(x[layout.kappa])) if layout.ties else 0.0
+        _, g_eta, _, g_eps, _, _ = vote_derivatives(_eta(x, d, layout), d.outcome, eps)
+        x_dot_h = np.zeros(d.key_a.size)
+        for idx, sign in _slots(d, layout):
+            x_dot_h += sign * h[idx]
+        row = x_dot_h[d.key] + (d.z @ h[layout.beta] if layout.n_style else 0.0)
+        out = g_eta * row
+        if layout.ties:
+            out += eps * g_eps * h[layout.kappa]
+        return out
+
+    def _pairs(self) -> tuple[np.ndarray, pd.MultiIndex]:
+        d = self.data
+        pair, pair_index = np.unique(d.key_a * len(d.models) + d.key_b, return_inverse=True)
+        index = pd.MultiIndex.from_arrays([d.models[pair // len(d.models)], d.models[pair % len(d.models)]], names=["model_a", "model_b"])
+        return pair_index, index
+
+    def _row_probabilities(self, draw: dict) -> np.ndarray:
+        """(rows, 3) outcome probabilities (loss, tie, win) at one draw's parameters."""
+        d = self.data
+        table = draw["theta"][None, :] + (draw["u"] if "u" in draw else 0.0)
+        table = np.atleast_2d(table)
+        eta = (table[d.key_c, d.key_a] - table[d.key_c, d.key_b])[d.key]
+        if "beta" in draw:
+            eta = eta + (d.z * d.style_scale) @ draw["beta"]
+        eps = draw.get("epsilon", 0.0)
+        win, loss = special.expit(eta - eps), special.expit(-eta - eps)
+        return np.column_stack([loss, np.clip(1 - win - loss, 0, 1), win])
+
+    def _each_draw(self, draws: xr.Dataset):
+        names = [n for n in ("theta", "u", "beta", "epsilon") if n in draws]
+        for c in range(draws.sizes["chain"]):
+            for i in range(draws.sizes["draw"]):
+                yield c, i, {n: np.asarray(draws[n].values[c, i], dtype=float) for n in names}
+
+    def _log_likelihood(self) -> xr.Dataset:
+        """Log-likelihood per ordered pair of models (all its votes, every category, left out together)."""
+        pair_index, index = self._pairs()
+        post = self.posterior
+        out = np.empty((post.sizes["chain"], post.sizes["draw"], len(index)))
+        d = self.data
+        for c, i, draw in self._each_draw(post):
+            p = self._row_probabilities(draw)[np.arange(d.outcome.size), d.outcome.astype(np.int64)]
+            out[c, i] = np.bincount(pair_index[d.key], weights=d.weight * np.log(p), minlength=len(index))
+        return xr.Dataset({"pair": (("chain", "draw", "pair"), out)},
+                          coords={"chain": post["chain"].values, "draw": post["draw"].values, "pair": [f"{a} vs {b}" for a, b in index]})
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        """Replicated loss / tie / win counts per cell (as ``observed_data``'s ``cell_counts``)."""
+        d = self.data
+        out = np.zeros((draws.sizes["chain"], draws.sizes["draw"], d.key_a.size, 3))
+        for c, i, draw in self._each_draw(draws):
+            counts = rng.multinomial(d.weight.astype(np.int64), self._row_probabilities(draw))
+            for kind in range(3):
+                out[c, i, :, kind] = np.bincount(d.key, weights=counts[:, kind], minlength=d.key_a.size)
+        coords = {"chain": draws["chain"].values, "draw": draws["draw"].values, "outcome_kind": list(OUTCOMES)}
+        return xr.Dataset({"cell_counts": (("chain", "draw", "cell", "outcome_kind"), out)}, coords=coords)
+
+    def _saved_config(self) -> dict:
+        return {"report": self.report.to_dict(), "options": self.options}
+
+    @classmethod
+    def _from_saved(cls, tree: xr.DataTree, config: dict) -> ArenaResult:
+        return cls(idata=tree, report=ConvergenceReport(**config["report"]), options=dict(config["options"]))
