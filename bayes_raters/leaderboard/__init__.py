@@ -24,6 +24,7 @@ from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.selection import compare_item_selections, estimate_scores, select_items
 from bayes_raters.leaderboard.simulate import simulate_leaderboard
 
-__all__ = ["LEADERBOARD_MODELS", "AdaptiveTest", "ArenaResult", "build_arena_model", "fit_arena", "simulate_arena", "ItemBank", "LeaderboardResult", "answer_matrix", "build_leaderboard_model",
+__all__ = ["LEADERBOARD_MODELS", "AdaptiveTest", "ArenaResult", "build_arena_model", "fit_arena", "simulate_arena",
+           "ItemBank", "LeaderboardResult", "answer_matrix", "build_leaderboard_model",
            "compare_item_selections", "estimate_scores", "fit_leaderboard", "run_adaptive_test", "select_items",
            "simulate_leaderboard"]

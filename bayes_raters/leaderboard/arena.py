@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError
+from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.leaderboard.arena_laplace import approximate, importance_draws
 from bayes_raters.leaderboard.arena_model import RATING_PRIOR_SD, ArenaData, prepare_votes
 from bayes_raters.leaderboard.arena_posterior import Layout, layout_of
 from bayes_raters.leaderboard.arena_result import ArenaResult, arena_data_tree
 from bayes_raters.results import seeded_rng
-from bayes_raters.sampling import laplace_report, resolve_progressbar, warn_if_not_converged
+from bayes_raters.sampling import laplace_report, resolve_progressbar
 
 
 def fit_arena(
@@ -30,6 +31,7 @@ def fit_arena(
     style: list[str] | tuple[str, ...] = (),
     category: str | None = None,
     ties: bool | None = None,
+    count: str | None = None,
     rating_prior_sd: float = RATING_PRIOR_SD,
     draws: int = 1000,
     chains: int = 2,
@@ -63,6 +65,8 @@ def fit_arena(
         Column of each vote's category: per-category ratings, partially pooled.
     ties : bool, optional
         Model a tie band; None, when some vote is a tie; False, Bradley-Terry (no tie allowed).
+    count : str, optional
+        Column of how many identical votes each row stands for (aggregated votes).
     rating_prior_sd : float
         Prior SD of the ratings on the log-odds scale.
     draws, chains : int
@@ -92,17 +96,23 @@ def fit_arena(
     started = time.perf_counter()
     show = resolve_progressbar(progressbar)
     progress = (lambda message: print(f"arena: {message} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)) if show else None
-    data = prepare_votes(votes, model_a=model_a, model_b=model_b, outcome=outcome, style=style, category=category, ties=ties)
+    data = prepare_votes(votes, model_a=model_a, model_b=model_b, outcome=outcome, style=style, category=category, ties=ties, count=count)
     layout = layout_of(data)
     if progress:
         progress(f"{data.n_votes:,} votes in {data.weight.size:,} rows, {len(data.models)} models, {layout.size} parameters")
     approx = approximate(data, layout, rating_prior_sd)
     if progress:
         progress(f"mode found ({approx.newton_steps} Newton steps)")
-    raveled, check = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=seeded_rng(random_seed),
-                                      progress=progress)
+    rng = seeded_rng(random_seed)
+    names = _free_names(layout)
+    raveled, check, batches = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=rng, progress=progress)
     tree = arena_tree(raveled, data, layout)
-    report = laplace_report(tree, check, var_names=[n for n in ("theta", "u", "beta", "epsilon", "tau") if n in tree["posterior"]])
+    report = laplace_report(tree, check, var_names=names)
+    if check.accepted and report.problems:  # Monte Carlo noise of the resampling: more proposals, pooled
+        raveled, check, _ = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=rng,
+                                             proposals_per_draw=2, previous=batches, progress=progress)
+        tree = arena_tree(raveled, data, layout)
+        report = laplace_report(tree, check, var_names=names)
     tree["posterior"].attrs.update(inference="laplace", pareto_k=check.pareto_k, pareto_k_threshold=check.k_threshold,
                                    importance_ess=check.ess, newton_steps=approx.newton_steps,
                                    inference_library="bayes_raters.leaderboard.arena_laplace (importance-sampled Laplace)")
@@ -110,8 +120,24 @@ def fit_arena(
     result = ArenaResult(tree, report, {"rating_prior_sd": float(rating_prior_sd)}, data=data, approximation=approx)
     if progress:
         progress("done")
-    warn_if_not_converged(report, "fit_arena")
+    _warn(report)
     return result
+
+
+def _free_names(layout: Layout) -> list[str]:
+    return ["theta"] + ["u", "tau"] * bool(layout.n_categories) + ["beta"] * bool(layout.n_style) + ["epsilon"] * layout.ties
+
+
+def _warn(report) -> None:
+    """A ConvergenceWarning naming each failed check, with advice that fits this fit."""
+    if not report.problems:
+        return
+    advice = "keep more draws (draws=)"
+    if report.pareto_k is not None and not report.pareto_k <= report.pareto_k_threshold:
+        advice = ("the posterior is far from Gaussian (models with few votes, or a style column that separates outcomes): "
+                  "check the models with the fewest votes in system_table() and the style columns")
+    warnings.warn(f"fit_arena: the importance-sampled Laplace draws failed their check ({'; '.join(report.problems)}). "
+                  f"Do not trust this result: {advice}.", ConvergenceWarning, stacklevel=3)
 
 
 def arena_tree(raveled: np.ndarray, data: ArenaData, layout: Layout) -> xr.DataTree:

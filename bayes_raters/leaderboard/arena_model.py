@@ -79,6 +79,7 @@ class ArenaData:
 
     @property
     def n_categories(self) -> int:
+        """Number of categories (0 without a category column)."""
         return 0 if self.categories is None else len(self.categories)
 
 
@@ -129,19 +130,32 @@ def prepare_votes(
     style: tuple[str, ...] | list[str] = (),
     category: str | None = None,
     ties: bool | None = None,
+    count: str | None = None,
 ) -> ArenaData:
     """Validate long votes (one row per vote: the two models, the outcome for the first, optional
-    style columns and a category column) and pool identical ones. Without style covariates, votes
-    pool to at most three rows per (category, pair), so the cost no longer grows with the votes."""
+    style columns and a category column; with ``count``, a column of how many identical votes a
+    row stands for) and pool identical ones. Without style covariates, votes pool to at most three
+    rows per (category, pair), so the cost no longer grows with the votes."""
     what = "votes"
     table = require_frame(votes, what)
     style = tuple(style)
-    needed = {"model_a": model_a, "model_b": model_b, "outcome": outcome} | {s: s for s in style}
+    needed = {"model_a": model_a, "model_b": model_b, "outcome": outcome}
+    absent = [column for column in style if column not in table.columns]
+    if absent:
+        raise InvalidInputError(f"votes has no style column(s) {absent}; it has {list(table.columns)}. Name columns it has in style=.")
     if category is not None:
         needed["category"] = category
+    if count is not None:
+        needed["count"] = count
     require_columns(table, needed, what)
     if table.empty:
         raise InvalidInputError("votes: the table has no rows.")
+    counts = np.ones(len(table))
+    if count is not None:
+        counts = numeric_scores(table, count, what).to_numpy(float)
+        bad = (counts < 0) | (counts != np.round(counts))
+        if bad.any():
+            raise InvalidInputError(f"votes: column {count!r} must hold whole numbers >= 0; bad rows: {quote_rows(table, bad)}.")
     first, second = table[model_a].astype(str).to_numpy(), table[model_b].astype(str).to_numpy()
     same = first == second
     if same.any():
@@ -151,7 +165,7 @@ def prepare_votes(
         ties = bool((codes == TIE).any())
     elif not ties and (codes == TIE).any():
         raise InvalidInputError(f"ties=False, but {(codes == TIE).sum()} vote(s) are ties: pass ties=True or leave ties=None.")
-    models = pd.Index(pd.unique(np.concatenate([first, second])), name="model")
+    models = pd.Index(pd.unique(np.concatenate([first, second])), dtype=object, name="model")
     a, b = models.get_indexer(first), models.get_indexer(second)
     _check_connected(models, a, b)
     categories, c = None, np.zeros(len(table), dtype=np.int64)
@@ -160,7 +174,7 @@ def prepare_votes(
         if labels.isna().any():
             raise InvalidInputError(f"votes: {labels.isna().sum()} row(s) have no {category!r}: give every vote a category.")
         c, uniques = pd.factorize(labels.astype(str))
-        categories = pd.Index(uniques, name="category")
+        categories = pd.Index(np.asarray(uniques, dtype=object), dtype=object, name="category")
     swap = a > b  # each pair in one order: the earlier model first, outcomes and style flipped
     a, b = np.where(swap, b, a), np.where(swap, a, b)
     codes = np.where(swap, 2 - codes, codes).astype(np.int8)
@@ -169,15 +183,16 @@ def prepare_votes(
     triple = (c * len(models) + a) * len(models) + b
     keys, key = np.unique(triple, return_inverse=True)
     if not style:  # pool identical votes: one row per (key, outcome)
-        rows, weight = np.unique(key * 3 + codes, return_counts=True)
+        rows, inverse = np.unique(key * 3 + codes, return_inverse=True)
+        weight = np.bincount(inverse, weights=counts, minlength=rows.size)
         key, codes, z = rows // 3, (rows % 3).astype(np.int8), np.zeros((rows.size, 0))
     else:
-        weight = np.ones(len(table), dtype=np.int64)
+        weight = counts
     return ArenaData(
         models=models, categories=categories, style=style, key=key.astype(np.int64),
         key_c=keys // (len(models) ** 2), key_a=(keys // len(models)) % len(models), key_b=keys % len(models),
         outcome=codes, weight=weight.astype(float), z=np.ascontiguousarray(z), style_scale=scale, ties=bool(ties),
-        n_votes=len(table),
+        n_votes=int(counts.sum()),
     )
 
 

@@ -53,26 +53,32 @@ class Layout:
 
     @property
     def u(self) -> slice:
+        """Category deviations (C x M, row-major)."""
         return slice(self.n_models, self.n_models * (1 + self.n_categories))
 
     @property
     def beta(self) -> slice:
+        """Style effects (per RMS of each column)."""
         start = self.u.stop
         return slice(start, start + self.n_style)
 
     @property
     def kappa(self) -> int | None:
+        """log epsilon (None without ties)."""
         return self.beta.stop if self.ties else None
 
     @property
     def rho(self) -> int | None:
+        """log tau (None without categories)."""
         return self.beta.stop + int(self.ties) if self.n_categories else None
 
     @property
     def size(self) -> int:
+        """Number of parameters."""
         return self.beta.stop + int(self.ties) + int(self.n_categories > 0)
 
     def start(self) -> np.ndarray:
+        """Where Newton starts: ratings, deviations and style 0, epsilon 0.3, tau 0.2."""
         x = np.zeros(self.size)
         if self.ties:
             x[self.kappa] = np.log(0.3)
@@ -82,6 +88,7 @@ class Layout:
 
 
 def layout_of(data: ArenaData) -> Layout:
+    """The parameter layout of validated votes."""
     return Layout(len(data.models), data.n_categories, len(data.style), data.ties)
 
 

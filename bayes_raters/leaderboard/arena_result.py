@@ -14,7 +14,7 @@ from scipy import linalg, special
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.leaderboard.arena_model import OUTCOMES, ArenaData
 from bayes_raters.leaderboard.arena_posterior import layout_of, vote_derivatives
-from bayes_raters.results import FitResult, check_ci_prob, interval_table
+from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport
 
 #: Elo points per unit of log odds (arena leaderboards' scale: 400 / ln 10), centred at 1000.
@@ -43,7 +43,8 @@ def data_from_tree(tree: xr.DataTree) -> ArenaData:
     scale = np.asarray(const.attrs["style_scale"], dtype=float)
     categories = list(const.attrs["categories"])
     return ArenaData(
-        models=pd.Index(list(const.attrs["models"]), name="model"), categories=pd.Index(categories, name="category") if categories else None,
+        models=pd.Index(list(const.attrs["models"]), dtype=object, name="model"),
+        categories=pd.Index(categories, dtype=object, name="category") if categories else None,
         style=tuple(map(str, const["style"].values)), key=const["row_cell"].values, key_c=const["cell_category"].values,
         key_a=const["cell_model_a"].values, key_b=const["cell_model_b"].values, outcome=const["row_outcome"].values.astype(np.int8),
         weight=const["row_weight"].values.astype(float), z=np.ascontiguousarray(const["row_style"].values / np.where(scale > 0, scale, 1)),
@@ -58,6 +59,30 @@ def _rank_frame(values: np.ndarray, index: pd.Index, ci_prob: float) -> pd.DataF
     return pd.DataFrame({"rank_mean": ranks.mean(0), "rank_lower": np.quantile(ranks, tail, axis=0, method="lower"),
                          "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"), "p_rank_1": (ranks == 1).mean(0)},
                         index=index)
+
+
+def fewest_flipping(flips, start: int, limit: int, refits: int) -> int | None:
+    """The smallest count ``n`` in [1, ``limit``] with ``flips(n)`` found by doubling from ``start``
+    until one flips, then bisecting to 2% (``flips`` is assumed monotone; at most ``refits`` calls);
+    None when ``limit`` does not flip."""
+    low, high, calls = 0, None, 0
+    n = max(1, min(start, limit))
+    while high is None and calls < refits:
+        calls += 1
+        if flips(n):
+            high = n
+        elif n >= limit:
+            return None
+        else:
+            low, n = n, min(limit, 2 * n)
+    while high is not None and high - low > max(1, high // 50) and calls < refits:
+        calls += 1
+        middle = (low + high) // 2
+        if flips(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 @dataclass(repr=False)
@@ -141,7 +166,7 @@ class ArenaResult(FitResult):
             self.approximation = approximate(self.data, layout_of(self.data), self.options["rating_prior_sd"])
         return self.approximation
 
-    def drop_votes_check(self, k: int | None = None, max_share: float = 0.1, refits: int = 8) -> pd.Series:
+    def drop_votes_check(self, k: int | None = None, max_share: float = 0.1, refits: int = 16) -> pd.Series:
         r"""How few votes must go for the top model to lose first place to the runner-up (at the
         posterior mode)? Each vote's influence on the margin :math:`d = \theta_1 - \theta_2` is
         :math:`-h^\top \nabla \ell_v` with :math:`h = H^{-1} c` (the Laplace curvature, :math:`c`
@@ -156,8 +181,36 @@ class ArenaResult(FitResult):
         when no flip comes within ``max_share`` of the votes), ``share_dropped``,
         ``predicted_margin`` (linear), ``refit_margin`` after dropping them, and ``flips``."""
         d, approx = self.data, self._approximation()
+        top, second, margin, influence, order, dropped = self._drop_order()
+        layout = layout_of(d)
+
+        def refit_margin(n: int) -> float:
+            from bayes_raters.leaderboard.arena_laplace import newton
+
+            x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
+                       self.options["rating_prior_sd"])[0]
+            return float(x[top] - x[second])
+
+        limit = int(max_share * d.n_votes)
+        if k is None:
+            cumulative = margin + np.cumsum(influence[order] * d.weight[order])
+            crossing = np.nonzero(cumulative <= 0)[0]
+            first = crossing[0] if crossing.size else int(np.argmin(cumulative))  # else: every vote that lowers the margin
+            k = fewest_flipping(lambda n: refit_margin(n) <= 0, int(np.ceil(np.cumsum(d.weight[order])[first])), limit, refits)
+        row = {"top": d.models[top], "runner_up": d.models[second], "p_rank_1": float(self.system_table()["p_rank_1"].iloc[0]),
+               "margin": float(margin), "votes_dropped": np.nan, "share_dropped": np.nan, "predicted_margin": np.nan,
+               "refit_margin": np.nan, "flips": False}
+        if k is not None:
+            after = refit_margin(k)
+            row.update(votes_dropped=int(k), share_dropped=k / d.n_votes, predicted_margin=float(margin + influence @ dropped(k)),
+                       refit_margin=after, flips=bool(after <= 0))
+        return pd.Series(row)
+
+    def _drop_order(self):
+        """The top two models (positions), the margin at the mode, each pooled row's influence per
+        vote, the order of dropping, and a function from a number of votes to the votes dropped per row."""
+        d, approx = self.data, self._approximation()
         top, second = d.models.get_indexer(self.system_table().index[:2])
-        margin = approx.mean[top] - approx.mean[second]
         layout = layout_of(d)
         contrast = np.zeros(layout.size)
         contrast[top], contrast[second] = 1.0, -1.0
@@ -172,39 +225,24 @@ class ArenaResult(FitResult):
             out[order] = np.minimum(d.weight[order], np.maximum(0.0, n - before))
             return out
 
-        def refit_margin(n: int) -> float:
-            from bayes_raters.leaderboard.arena_laplace import newton
+        return top, second, float(approx.mean[top] - approx.mean[second]), influence, order, dropped
 
-            x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
-                       self.options["rating_prior_sd"])[0]
-            return float(x[top] - x[second])
-
-        limit = int(max_share * d.n_votes)
-        if k is None:
-            crossing = np.nonzero(margin + np.cumsum(influence[order] * d.weight[order]) <= 0)[0]
-            k = int(np.ceil(before[crossing[0]] + d.weight[order][crossing[0]])) if crossing.size else limit
-            k, found = min(k, limit), None
-            low = 0
-            for _ in range(refits):
-                if refit_margin(k) <= 0:
-                    found = k
-                    if k - low <= max(1, k // 50):
-                        break
-                    k = (low + k) // 2
-                else:
-                    low = k
-                    if found is None and k >= limit:
-                        break
-                    k = min(limit, 2 * k) if found is None else (k + found) // 2
-            k = found
-        row = {"top": d.models[top], "runner_up": d.models[second], "p_rank_1": float(self.system_table()["p_rank_1"].iloc[0]),
-               "margin": float(margin), "votes_dropped": np.nan, "share_dropped": np.nan, "predicted_margin": np.nan,
-               "refit_margin": np.nan, "flips": False}
-        if k is not None:
-            after = refit_margin(k)
-            row.update(votes_dropped=int(k), share_dropped=k / d.n_votes, predicted_margin=float(margin + influence @ dropped(k)),
-                       refit_margin=after, flips=bool(after <= 0))
-        return pd.Series(row)
+    def dropped_votes(self, k: int) -> pd.DataFrame:
+        """The ``k`` votes whose removal lowers the top model's margin most (the order of
+        :meth:`drop_votes_check`): ``model_a``, ``model_b``, ``outcome`` (for model_a), ``category``
+        where fitted, the style values where fitted, and ``n`` (how many such votes)."""
+        d = self.data
+        *_, dropped = self._drop_order()
+        n = dropped(k)
+        rows = np.nonzero(n > 0)[0]
+        cell = d.key[rows]
+        table = pd.DataFrame({"model_a": d.models[d.key_a[cell]], "model_b": d.models[d.key_b[cell]],
+                              "outcome": np.array(list(OUTCOMES))[d.outcome[rows].astype(np.int64)]})
+        if d.categories is not None:
+            table["category"] = d.categories[d.key_c[cell]]
+        for j, name in enumerate(d.style):
+            table[name] = d.z[rows, j] * d.style_scale[j]
+        return table.assign(n=n[rows].astype(int))
 
     def _row_gradient_dot(self, x: np.ndarray, h: np.ndarray, layout) -> np.ndarray:
         r"""Per pooled row, one vote's :math:`\nabla \ell_v^\top h` at ``x``."""
@@ -246,6 +284,13 @@ class ArenaResult(FitResult):
             for i in range(draws.sizes["draw"]):
                 yield c, i, {n: np.asarray(draws[n].values[c, i], dtype=float) for n in names}
 
+    def loo(self):
+        """``az.loo`` over ordered pairs of models (each pair's votes, every category, left out
+        together: how well the others predict a pair that never met). Pairs with many votes are
+        influential by nature, so high Pareto k are common and no warning is repeated here: read
+        ``pareto_k`` of the returned object."""
+        return quiet_loo(self.compute_log_likelihood())
+
     def _log_likelihood(self) -> xr.Dataset:
         """Log-likelihood per ordered pair of models (all its votes, every category, left out together)."""
         pair_index, index = self._pairs()
@@ -255,7 +300,7 @@ class ArenaResult(FitResult):
         for c, i, draw in self._each_draw(post):
             p = self._row_probabilities(draw)[np.arange(d.outcome.size), d.outcome.astype(np.int64)]
             out[c, i] = np.bincount(pair_index[d.key], weights=d.weight * np.log(p), minlength=len(index))
-        return xr.Dataset({"pair": (("chain", "draw", "pair"), out)},
+        return xr.Dataset({"votes": (("chain", "draw", "pair"), out)},
                           coords={"chain": post["chain"].values, "draw": post["draw"].values, "pair": [f"{a} vs {b}" for a, b in index]})
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:

@@ -28,7 +28,7 @@ def simulate_arena(
     models, as on public arenas). Each vote picks its two models with probabilities proportional
     to a lognormal popularity (SD 0.8), so some pairs meet often and some rarely. Style
     covariates (``n_style``): per-vote differences, normal with SD 1, shifted by 0.5 x the rating
-    difference (better models write longer answers), with effects 0.3, -0.15, 0.1, ... Category
+    difference (better models write longer answers), with effects 0.3, 0.15, -0.1, 0.05, -0.05, 0, ... Category
     deviations: normal with SD ``category_sd``.
 
     Returns a dict: ``votes`` (DataFrame ``model_a, model_b, outcome`` [, ``category``]
@@ -59,7 +59,7 @@ def simulate_arena(
         centred = table - table.mean(axis=1, keepdims=True)
         result["category_theta"] = pd.DataFrame(centred, index=pd.Index(names, name="category"), columns=models)
     eta = table[c, a] - table[c, b]
-    beta = np.array([0.3, -0.15, 0.1, 0.05, -0.05, 0.0][:n_style] + [0.0] * max(0, n_style - 6))
+    beta = np.array([0.3, 0.15, -0.1, 0.05, -0.05, 0.0][:n_style] + [0.0] * max(0, n_style - 6))
     z = rng.standard_normal((n_votes, n_style)) + 0.5 * (theta[a] - theta[b])[:, None]
     eta = eta + z @ beta
     u = rng.random(n_votes)
