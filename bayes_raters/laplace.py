@@ -15,7 +15,7 @@ usual rate: the paper's sample-size-dependent threshold); the convergence report
 effective size below, from Kish's :math:`1 / \sum_s w_s^2` per chain) and R-hat.
 
 Each chain has its own batch of proposals (its own spawned generator) and keeps ``draws`` of
-them resampled with probabilities :math:`w_s` (systematic resampling, :func:`_resample`), so the posterior has the usual
+them resampled with probabilities :math:`w_s` (systematic resampling, :func:`resample`), so the posterior has the usual
 (chain, draw) shape, every ArviZ function reads it, and R-hat compares independent batches.
 Resampling :math:`n` draws from a weighted sample of effective size :math:`E` leaves an effective
 size of about :math:`(1/E + 1/n)^{-1}` for means with multinomial resampling (systematic
@@ -196,7 +196,7 @@ def _propose(f_logp, mode, chol_precision, n, rng):
     return x, log_r
 
 
-def _resample(weights: np.ndarray, n: int, rng) -> np.ndarray:
+def resample(weights: np.ndarray, n: int, rng) -> np.ndarray:
     r"""Systematic resampling (one uniform, ``n`` evenly spaced positions on the weights' CDF),
     then shuffled: each proposal is kept :math:`\lfloor n w_s \rfloor` or one more times, so the
     resampling adds far less noise than multinomial draws. With multinomial resampling 2 of the
@@ -264,7 +264,7 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
     if previous is not None:
         batches = [(np.concatenate([old[0], new[0]]), np.concatenate([old[1], new[1]])) for old, new in zip(previous, batches)]
     log_r = np.concatenate([b[1] for b in batches])
-    smoothed, k = _smoothed(log_r)
+    smoothed, k = smoothed_log_weights(log_r)
     threshold = k_threshold(log_r.size)
     kept, ess, start = [], 0.0, 0
     for c, (x, _) in enumerate(batches):
@@ -272,14 +272,14 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
         start += len(x)
         w /= w.sum()
         ess += 1.0 / (1.0 / kish_ess(w) + 1.0 / draws)
-        kept.append(x[_resample(w, draws, rngs[c])])
+        kept.append(x[resample(w, draws, rngs[c])])
     reason = ""
     if not k <= threshold:
         reason = f"Pareto k {k:.2f} > {threshold:.2f}: the posterior is too far from its Laplace approximation"
     return np.stack(kept), LaplaceCheck(k, threshold, ess, reason, approx), batches
 
 
-def _smoothed(log_r: np.ndarray) -> tuple[np.ndarray, float]:
+def smoothed_log_weights(log_r: np.ndarray) -> tuple[np.ndarray, float]:
     r"""Pareto-smoothed log weights of importance log ratios and the shape estimate :math:`\hat k`
     (``psislw`` smooths the weights exp(-input): its LOO convention, input = log-likelihood)."""
     smoothed, k = array_stats.psislw(-(log_r - np.max(log_r)), r_eff=1.0)
@@ -336,7 +336,7 @@ def checked_approximation(model: pm.Model, *, rng: np.random.Generator, initvals
     if approx is None:
         return LaplaceCheck(np.inf, k_threshold(proposals), 0.0, reason)
     _, log_r = _propose(lambda x: approx.logp_dlogp(x)[0], approx.mode, approx.chol, proposals, rng)
-    smoothed, k = _smoothed(log_r)
+    smoothed, k = smoothed_log_weights(log_r)
     w = np.exp(smoothed - np.max(smoothed))
     threshold = k_threshold(proposals)
     reason = f"Pareto k {k:.2f} > {threshold:.2f}" if not k <= threshold else ""

@@ -25,7 +25,7 @@ from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous, simulate_factor_answers, simulate_ratings
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous.result import PolytomousResult
-from bayes_raters.leaderboard import LeaderboardResult, fit_leaderboard, simulate_leaderboard
+from bayes_raters.leaderboard import ArenaResult, LeaderboardResult, fit_arena, fit_leaderboard, simulate_arena, simulate_leaderboard
 from bayes_raters.pairwise import PairwiseResult, fit_pairwise
 from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
@@ -78,10 +78,16 @@ def _leaderboard_result():
     return fit_leaderboard(answers, random_seed=5, progressbar=False, **SMALL)
 
 
+def _arena_result():
+    """Votes with ties among 12 models: importance-sampled Laplace draws, 2 x 200 as the others."""
+    votes = simulate_arena(12, 3000, random_seed=20)["votes"]
+    return fit_arena(votes, random_seed=5, progressbar=False, draws=SMALL["draws"], chains=SMALL["chains"])
+
+
 FAMILIES = {"true_score": _true_score_result, "true_score_joint": functools.partial(_true_score_result, joint=True),
             "irt": _irt_result, "pairwise": _pairwise_result,
             "polytomous": _polytomous_result, "multidimensional": _multidimensional_result, "facets": _facets_result,
-            "leaderboard": _leaderboard_result}
+            "leaderboard": _leaderboard_result, "arena": _arena_result}
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -121,7 +127,7 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     added = "extra_chains" in result.idata["posterior"].attrs  # an IRT fit that mixed too little adds chains, and says why
     assert result.convergence.draws == 200 and result.convergence.chains == chains == (4 if added else 2)
     expected_model = {"true_score": "normal", "true_score_joint": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
-                      "multidimensional": "2pl", "facets": "many_facet", "leaderboard": "2pl"}
+                      "multidimensional": "2pl", "facets": "many_facet", "leaderboard": "2pl", "arena": "rao_kupper"}
     assert isinstance(result.model, str) and str(result.model) == expected_model[name]
     text = repr(result)
     assert text.startswith(f"<{type(result).__name__}: ") and f"{chains} chains x 200 draws" in text
@@ -162,6 +168,8 @@ def test_arviz_reads_every_result(fitted):
     az.plot_rank(result.idata, var_names=[variable])
     if isinstance(result, LeaderboardResult):  # Metropolis-within-Gibbs: no Hamiltonian, so no energy to plot
         assert "energy" not in tree["sample_stats"].data_vars and "accept_items" in tree["sample_stats"].data_vars
+    elif isinstance(result, ArenaResult):  # importance-sampled Laplace draws: no Hamiltonian either
+        assert "energy" not in tree["sample_stats"].data_vars and tree["posterior"].attrs["inference"] == "laplace"
     else:
         az.plot_energy(tree)
     observed = sorted(tree["observed_data"].data_vars)
@@ -188,7 +196,8 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
 #: Each family's unit table: the method and the parameter prefix of its columns.
 UNIT_TABLES = {"true_score": ("response_table", "true_score"), "true_score_joint": ("response_table", "true_score"), "irt": ("respondent_table", "theta"),
                "polytomous": ("respondent_table", "theta"), "multidimensional": ("respondent_table", "theta"),
-               "facets": ("response_table", "theta"), "pairwise": ("item_table", "s"), "leaderboard": ("system_table", "theta")}
+               "facets": ("response_table", "theta"), "pairwise": ("item_table", "s"), "leaderboard": ("system_table", "theta"),
+               "arena": ("system_table", "rating")}
 
 
 def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
@@ -205,7 +214,8 @@ def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
 
 
 def test_result_classes_share_the_protocol():
-    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult, LeaderboardResult):
+    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult, LeaderboardResult,
+                ArenaResult):
         assert issubclass(cls, FitResult) and cls.summary_var_names
 
 

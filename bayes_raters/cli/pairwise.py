@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from bayes_raters.cli.arena import add_arguments as arena_arguments
+from bayes_raters.cli.arena import check_arena_options
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
 from bayes_raters.cli.options import file_options, output_options, sampler_options
 
@@ -18,11 +20,13 @@ def add_parser(commands, command) -> None:
         commands, "pairwise", "item scores from pairwise comparisons (Bayesian or online)",
         "COMPARISONS.csv: one row per judgement (or per distinct judgement with --count-column) with the "
         "two items and the outcome for the first item: win, tie or loss. --method bayes fits the "
-        "beta-latent Rao-Kupper model (values in [0, 1] with intervals); trueskill and bounded-ra run "
-        "the online updates in row order.",
+        "beta-latent Rao-Kupper model (values in [0, 1] with intervals); --method arena rates models from "
+        "arena votes at any scale (Elo points, rank intervals, P(rank 1), style control, categories); trueskill and "
+        "bounded-ra run the online updates in row order.",
     )
     pairwise.add_argument("comparisons", help="CSV of comparisons")
-    pairwise.add_argument("--method", choices=["bayes", *ONLINE], default="bayes", help="how items are scored")
+    pairwise.add_argument("--method", choices=["bayes", "arena", *ONLINE], default="bayes",
+                          help="how items are scored (arena: the Rao-Kupper model for millions of votes)")
     columns = pairwise.add_argument_group("columns of the comparisons file")
     columns.add_argument("--item-a-column", default="item_a", metavar="NAME", help="the first item")
     columns.add_argument("--item-b-column", default="item_b", metavar="NAME", help="the second item")
@@ -46,6 +50,7 @@ def add_parser(commands, command) -> None:
     bayes.add_argument("--stop-prob", type=float, default=0.9, metavar="P",
                        help="--plan's stopping rule: stop when the top-k set is stable with this probability")
     sampler_options(bayes, draws=1000)
+    arena_arguments(pairwise)
     output_options(pairwise)
 
 
@@ -102,7 +107,12 @@ def pairwise(args: argparse.Namespace) -> Output:
     from bayes_raters.cli.commands import convergence_record, records, text_table
 
     check_plan_options(args)
+    check_arena_options(args)
     table = read_table(args.comparisons, args)
+    if args.method == "arena":
+        from bayes_raters.cli.arena import arena
+
+        return arena(table, args)
     if args.method == "bayes":
         from bayes_raters.pairwise import fit_pairwise  # imports PyMC: only when asked
 

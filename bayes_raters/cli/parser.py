@@ -25,6 +25,7 @@ FLAGS = {
     "item_a": "--item-a-column", "item_b": "--item-b-column", "outcome": "--outcome-column", "count": "--count-column",
     "annotator": "--annotator-column", "ties": "--ties", "dims": "--dims", "anchors": "--anchors",
     "prompt": "--prompt-column", "inference": "--inference", "model": "--model",
+    "model_a": "--item-a-column", "model_b": "--item-b-column", "style": "--style-column", "category": "--category-column",
 }
 _CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")

@@ -22,6 +22,9 @@ shipped copies against it):
   ``essay_id``, ``prompt``, ``rater_id``, ``score``; 300 essays; rater ``R06`` is erratic
   (:func:`bayes_raters.facets.simulate_facet_ratings`).
 * ``essay_engine.csv``: an engine's scores of the same essays: ``essay_id``, ``system``, ``score``.
+* ``arena_votes.csv``: arena votes between 12 chat models, one row per vote: ``model_a``,
+  ``model_b``, ``outcome`` (win/tie/loss for model_a), ``length`` (a style difference between the
+  two answers), ``category``; 3,000 votes (:func:`bayes_raters.leaderboard.simulate_arena`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv",
-         "essay_facets.csv", "essay_engine.csv")
+         "essay_facets.csv", "essay_engine.csv", "arena_votes.csv")
 SEED = 2026
 
 
@@ -108,6 +111,17 @@ def _facets() -> tuple[pd.DataFrame, pd.DataFrame]:
     return ratings, engine
 
 
+def _arena() -> pd.DataFrame:
+    """3,000 votes among 12 models with one style column and two categories."""
+    from bayes_raters.leaderboard import simulate_arena
+
+    votes = simulate_arena(12, 3000, n_style=1, n_categories=2, random_seed=SEED)["votes"]
+    names = {f"model_{k:03d}": f"chat-{chr(ord('a') + k)}" for k in range(12)}
+    votes[["model_a", "model_b"]] = votes[["model_a", "model_b"]].apply(lambda column: column.map(names))
+    votes["category"] = votes["category"].map({"category_0": "coding", "category_1": "writing"})
+    return votes.rename(columns={"style_1": "length"}).round({"length": 3})
+
+
 def make_examples(folder: str | Path) -> list[Path]:
     """Simulate the example files into ``folder`` (what is shipped was written by this)."""
     from bayes_raters.irt import simulate_responses
@@ -123,6 +137,7 @@ def make_examples(folder: str | Path) -> list[Path]:
     tables = {"human_scores.csv": human, "machine_scores.csv": machine, "scores_wide.csv": _wide(human, machine),
               "answers.csv": answers, "comparisons.csv": comparisons, "comparison_counts.csv": counts}
     tables["essay_facets.csv"], tables["essay_engine.csv"] = _facets()
+    tables["arena_votes.csv"] = _arena()
     for name, table in tables.items():
         table.to_csv(folder / name, index=False)
     return [folder / name for name in FILES]

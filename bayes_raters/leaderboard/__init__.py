@@ -14,10 +14,10 @@ covariates and categories (:class:`ArenaResult`: rank intervals, P(rank 1), the 
 
 from bayes_raters.leaderboard.ability import ItemBank
 from bayes_raters.leaderboard.adaptive import AdaptiveTest, run_adaptive_test
-from bayes_raters.leaderboard.arena import fit_arena
-from bayes_raters.leaderboard.arena_model import build_arena_model
-from bayes_raters.leaderboard.arena_result import ArenaResult
-from bayes_raters.leaderboard.arena_simulate import simulate_arena
+from bayes_raters.leaderboard.arena.fit import fit_arena
+from bayes_raters.leaderboard.arena.model import build_arena_model
+from bayes_raters.leaderboard.arena.result import ArenaResult
+from bayes_raters.leaderboard.arena.simulate import simulate_arena
 from bayes_raters.leaderboard.fit import fit_leaderboard
 from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, answer_matrix, build_leaderboard_model
 from bayes_raters.leaderboard.result import LeaderboardResult

@@ -1,6 +1,6 @@
-r"""The arena model's log posterior (:mod:`bayes_raters.leaderboard.arena_model`) at millions of
+r"""The arena model's log posterior (:mod:`bayes_raters.leaderboard.arena.model`) at millions of
 votes: value, gradient and exact Hessian in one pass, and the value at a batch of draws (Numba);
-:mod:`bayes_raters.leaderboard.arena_laplace` builds the approximation and its draws from them.
+:mod:`bayes_raters.leaderboard.arena.laplace` builds the approximation and its draws from them.
 
 Parameters, unconstrained, in one vector :math:`x`: ratings :math:`\theta` (M), category deviations
 :math:`u` (C x M, row-major), style effects :math:`\beta` (p), :math:`\kappa = \log \epsilon` (with
@@ -35,7 +35,7 @@ import numpy as np
 from scipy import special
 from scipy.sparse import coo_array
 
-from bayes_raters.leaderboard.arena_model import EPSILON_PRIOR_SD, LOSS, TAU_PRIOR_SD, TIE, WIN, ArenaData
+from bayes_raters.leaderboard.arena.model import EPSILON_PRIOR_SD, LOSS, TAU_PRIOR_SD, TIE, WIN, ArenaData
 
 #: Draws per batch of the log-density kernel (memory: keys x batch doubles).
 DRAW_BATCH = 64
@@ -100,7 +100,7 @@ def _rating_table(x: np.ndarray, layout: Layout) -> np.ndarray:
     return (x[layout.u].reshape(layout.n_categories, layout.n_models) + theta).ravel()
 
 
-def _slots(data: ArenaData, layout: Layout) -> list[tuple[np.ndarray, float]]:
+def rating_slots(data: ArenaData, layout: Layout) -> list[tuple[np.ndarray, float]]:
     """Parameter positions of each key's rating terms and their signs in eta."""
     slots = [(data.key_a, 1.0), (data.key_b, -1.0)]
     if layout.n_categories:
@@ -109,7 +109,8 @@ def _slots(data: ArenaData, layout: Layout) -> list[tuple[np.ndarray, float]]:
     return slots
 
 
-def _eta(x: np.ndarray, data: ArenaData, layout: Layout) -> np.ndarray:
+def linear_predictor(x: np.ndarray, data: ArenaData, layout: Layout) -> np.ndarray:
+    """eta of every pooled row at parameters ``x`` (ratings, deviations and style effects)."""
     table = _rating_table(x, layout)
     m = layout.n_models
     eta_key = table[data.key_c * m + data.key_a] - table[data.key_c * m + data.key_b]
@@ -187,11 +188,11 @@ def log_posterior(x: np.ndarray, data: ArenaData, layout: Layout, rating_sd: flo
     """Log posterior density (constants dropped), its gradient and (``hessian``) the negative
     Hessian, by one pass over the pooled votes (module docstring)."""
     eps = float(np.exp(x[layout.kappa])) if layout.ties else 0.0
-    ll, g_eta, h_eta, g_eps, h_eps, h_cross = vote_derivatives(_eta(x, data, layout), data.outcome, eps)
+    ll, g_eta, h_eta, g_eps, h_eps, h_cross = vote_derivatives(linear_predictor(x, data, layout), data.outcome, eps)
     w = data.weight
     value, grad, neg_hess = _prior_terms(x, layout, rating_sd)
     value += float(w @ ll)
-    n_keys, slots = data.key_a.size, _slots(data, layout)
+    n_keys, slots = data.key_a.size, rating_slots(data, layout)
     g_key = np.bincount(data.key, weights=w * g_eta, minlength=n_keys)
     for idx, sign in slots:
         grad += np.bincount(idx, weights=sign * g_key, minlength=layout.size)

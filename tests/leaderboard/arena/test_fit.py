@@ -13,9 +13,9 @@ from scipy import special
 
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
 from bayes_raters.leaderboard import ArenaResult, build_arena_model, fit_arena, simulate_arena
-from bayes_raters.leaderboard.arena_laplace import approximate
-from bayes_raters.leaderboard.arena_model import prepare_votes
-from bayes_raters.leaderboard.arena_posterior import layout_of, log_posterior, log_posterior_many
+from bayes_raters.leaderboard.arena.laplace import approximate
+from bayes_raters.leaderboard.arena.model import prepare_votes
+from bayes_raters.leaderboard.arena.posterior import layout_of, log_posterior, log_posterior_many
 
 ELO = 400 / np.log(10)
 
@@ -240,7 +240,7 @@ def test_laplace_draws_agree_with_nuts_on_a_slice():
         assert float(np.max(np.abs(ours[name].mean(("chain", "draw")) - theirs.mean(("chain", "draw"))))) < 0.2 * sd, name
         assert 0.8 < float(np.max(ours[name].std(("chain", "draw")) / theirs.std(("chain", "draw")))) < 1.25, name
     # the upper tail of the category spread (right-skewed with 2 categories): a proposal without the
-    # rho grid of arena_laplace reached 0.439 here where NUTS reaches 0.51
+    # rho grid of arena.laplace reached 0.439 here where NUTS reaches 0.51
     tail = float(ours["tau"].quantile(0.95)), float(nuts["posterior"]["tau"].quantile(0.95))
     assert abs(tail[0] - tail[1]) < 0.5 * float(nuts["posterior"]["tau"].std()), tail
     beta = nuts["posterior"]["beta"] / result.data.style_scale

@@ -12,8 +12,8 @@ import xarray as xr
 from scipy import linalg, special
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.leaderboard.arena_model import OUTCOMES, ArenaData
-from bayes_raters.leaderboard.arena_posterior import layout_of, vote_derivatives
+from bayes_raters.leaderboard.arena.model import OUTCOMES, ArenaData
+from bayes_raters.leaderboard.arena.posterior import layout_of, vote_derivatives
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport
 
@@ -108,6 +108,11 @@ class ArenaResult(FitResult):
     def _size(self) -> str:
         return f"{len(self.data.models)} models, {self.data.n_votes:,} votes"
 
+    @property
+    def model(self) -> str:
+        """The model's name: ``"rao_kupper"`` (ties modelled) or ``"bradley_terry"`` (no tie band)."""
+        return "rao_kupper" if self.data.ties else "bradley_terry"
+
     def _draws(self, name: str, *dims: str) -> np.ndarray:
         values = self.posterior[name].transpose("chain", "draw", *dims).values
         return values.reshape(-1, *values.shape[2:])
@@ -138,7 +143,7 @@ class ArenaResult(FitResult):
         category) and ranks within the category, shrunk to the overall ratings as far as the
         category's votes allow (``tau`` in the posterior is the spread of the deviations)."""
         if "category_rating" not in self.posterior:
-            raise InvalidInputError("this fit has no categories: pass category= (the column of each vote's category) to fit_arena.")
+            raise InvalidInputError("this fit has no categories: pass category=... (the column of each vote's category) to fit_arena.")
         check_ci_prob(ci_prob)
         rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["category_rating"]
         table = interval_table(rating, ci_prob, ("category", "model")).add_prefix("rating_")
@@ -152,7 +157,7 @@ class ArenaResult(FitResult):
         """One row per style column: its effect on the log odds of winning per unit of the column
         (``beta_*``), per root mean square of the column (``beta_per_rms_mean``) and P(effect > 0)."""
         if "beta" not in self.posterior:
-            raise InvalidInputError("this fit has no style covariates: pass style=[columns] to fit_arena.")
+            raise InvalidInputError("this fit has no style covariates: pass style=... (the style columns) to fit_arena.")
         check_ci_prob(ci_prob)
         table = interval_table(self.posterior["beta"], ci_prob, ("style",)).add_prefix("beta_")
         table["beta_per_rms_mean"] = table["beta_mean"] * self.data.style_scale
@@ -161,7 +166,7 @@ class ArenaResult(FitResult):
 
     def _approximation(self):
         if self.approximation is None:
-            from bayes_raters.leaderboard.arena_laplace import approximate
+            from bayes_raters.leaderboard.arena.laplace import approximate
 
             self.approximation = approximate(self.data, layout_of(self.data), self.options["rating_prior_sd"])
         return self.approximation
@@ -185,7 +190,7 @@ class ArenaResult(FitResult):
         layout = layout_of(d)
 
         def refit_margin(n: int) -> float:
-            from bayes_raters.leaderboard.arena_laplace import newton
+            from bayes_raters.leaderboard.arena.laplace import newton
 
             x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
                        self.options["rating_prior_sd"])[0]
@@ -246,13 +251,13 @@ class ArenaResult(FitResult):
 
     def _row_gradient_dot(self, x: np.ndarray, h: np.ndarray, layout) -> np.ndarray:
         r"""Per pooled row, one vote's :math:`\nabla \ell_v^\top h` at ``x``."""
-        from bayes_raters.leaderboard.arena_posterior import _eta, _slots
+        from bayes_raters.leaderboard.arena.posterior import linear_predictor, rating_slots
 
         d = self.data
         eps = float(np.exp(x[layout.kappa])) if layout.ties else 0.0
-        _, g_eta, _, g_eps, _, _ = vote_derivatives(_eta(x, d, layout), d.outcome, eps)
+        _, g_eta, _, g_eps, _, _ = vote_derivatives(linear_predictor(x, d, layout), d.outcome, eps)
         x_dot_h = np.zeros(d.key_a.size)
-        for idx, sign in _slots(d, layout):
+        for idx, sign in rating_slots(d, layout):
             x_dot_h += sign * h[idx]
         row = x_dot_h[d.key] + (d.z @ h[layout.beta] if layout.n_style else 0.0)
         out = g_eta * row

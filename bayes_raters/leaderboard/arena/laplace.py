@@ -1,4 +1,4 @@
-r"""Importance-sampled Laplace draws of the arena posterior (:mod:`bayes_raters.leaderboard.arena_posterior`).
+r"""Importance-sampled Laplace draws of the arena posterior (:mod:`bayes_raters.leaderboard.arena.posterior`).
 
 Without categories the posterior of :math:`x = (\theta, \beta, \kappa)` has a mode: Newton's method
 finds it (exact Hessian, step halving), and the proposal is :math:`N(\hat x, H^{-1})`.
@@ -34,9 +34,9 @@ import numpy as np
 from scipy import linalg
 
 from bayes_raters.errors import ConvergenceError
-from bayes_raters.laplace import LaplaceCheck, _resample, _smoothed, k_threshold, kish_ess
-from bayes_raters.leaderboard.arena_model import ArenaData
-from bayes_raters.leaderboard.arena_posterior import Layout, log_posterior, log_posterior_many
+from bayes_raters.laplace import LaplaceCheck, k_threshold, kish_ess, resample, smoothed_log_weights
+from bayes_raters.leaderboard.arena.model import ArenaData
+from bayes_raters.leaderboard.arena.posterior import Layout, log_posterior, log_posterior_many
 
 NEWTON_MAX_STEPS = 50
 NEWTON_TOLERANCE = 1e-7
@@ -153,7 +153,7 @@ def _grid(x: np.ndarray, sd: float, free, data, layout, rating_sd) -> list:
 
 def propose(approx: Approximation, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``n`` proposals and their log densities (up to one constant). With categories: rho from
-    N(centre, ``rho_sd``^2), then the rest from the Gaussian of the nearest grid point, its mean
+    a normal around the centre with SD ``rho_sd``, then the rest from the Gaussian of the nearest grid point, its mean
     moved along the slope to that rho."""
     z = rng.standard_normal((n, approx.free.size))
     log_q = -0.5 * np.sum(z**2, axis=1)
@@ -196,7 +196,7 @@ def importance_draws(approx: Approximation, data: ArenaData, layout: Layout, rat
         if progress is not None:
             progress(f"weighed {proposals_per_draw * draws:,} proposals of chain {c + 1} of {chains}")
     log_r = np.concatenate([b[1] for b in batches])
-    smoothed, k = _smoothed(log_r)
+    smoothed, k = smoothed_log_weights(log_r)
     threshold = k_threshold(log_r.size)
     kept, ess, start = [], 0.0, 0
     for c, (xs, _) in enumerate(batches):
@@ -204,6 +204,6 @@ def importance_draws(approx: Approximation, data: ArenaData, layout: Layout, rat
         start += len(xs)
         w /= w.sum()
         ess += 1.0 / (1.0 / kish_ess(w) + 1.0 / draws)
-        kept.append(xs[_resample(w, draws, rngs[c])])
+        kept.append(xs[resample(w, draws, rngs[c])])
     reason = "" if k <= threshold else f"Pareto k {k:.2f} > {threshold:.2f}: the posterior is too far from its Laplace approximation"
     return np.stack(kept), LaplaceCheck(float(k), threshold, ess, reason), batches

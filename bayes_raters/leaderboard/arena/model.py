@@ -31,7 +31,7 @@ on the prior; every table reports ratings centred at the mean over models, which
 determine.
 
 :func:`build_arena_model` writes this model in PyMC (for NUTS on a slice of the votes, and for
-checking the fast path's log density); :mod:`bayes_raters.leaderboard.arena_posterior` computes
+checking the fast path's log density); :mod:`bayes_raters.leaderboard.arena.posterior` computes
 the same log density, its gradient and Hessian directly.
 """
 
@@ -142,7 +142,7 @@ def prepare_votes(
     needed = {"model_a": model_a, "model_b": model_b, "outcome": outcome}
     absent = [column for column in style if column not in table.columns]
     if absent:
-        raise InvalidInputError(f"votes has no style column(s) {absent}; it has {list(table.columns)}. Name columns it has in style=.")
+        raise InvalidInputError(f"votes has no style column(s) {absent}; it has {list(table.columns)}. Pass style=... with columns it has.")
     if category is not None:
         needed["category"] = category
     if count is not None:
@@ -207,7 +207,33 @@ def rao_kupper_logp(eta, outcome, epsilon):
 
 def build_arena_model(data: ArenaData, rating_prior_sd: float = RATING_PRIOR_SD) -> pm.Model:
     """The PyMC model of the module docstring for validated ``data`` (pooled rows enter with
-    their weights, ``pm.Potential``); no sampling. Coords: ``model``, ``category``, ``style``."""
+    their weights, ``pm.Potential``); no sampling. Coords: ``model``, ``category``, ``style``.
+    ``fit_arena`` does not sample it (its draws come from
+    :mod:`bayes_raters.leaderboard.arena.laplace`); it is here for NUTS on a slice of the votes
+    and for checking the fast path's log density.
+
+    Parameters
+    ----------
+    data : ArenaData
+        Votes validated by :func:`prepare_votes` (or ``result.data`` of a fit).
+    rating_prior_sd : float
+        Prior SD of the ratings (log odds).
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``theta`` (model), and where the data have them ``u`` (category x model),
+        ``tau``, ``beta`` (style, per RMS of each column), ``epsilon``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import build_arena_model, simulate_arena
+    >>> from bayes_raters.leaderboard.arena import prepare_votes
+    >>> votes = simulate_arena(6, 500, random_seed=1)["votes"]
+    >>> model = build_arena_model(prepare_votes(votes))
+    >>> sorted(v.name for v in model.free_RVs)
+    ['epsilon', 'theta']
+    """
     coords = {"model": data.models.to_numpy(), "style": list(data.style)}
     if data.categories is not None:
         coords["category"] = data.categories.to_numpy()

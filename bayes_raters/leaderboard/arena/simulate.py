@@ -22,7 +22,7 @@ def simulate_arena(
     category_sd: float = 0.25,
     random_seed=None,
 ) -> dict:
-    r"""Votes from the Rao-Kupper model of :mod:`bayes_raters.leaderboard.arena_model`.
+    r"""Votes from the Rao-Kupper model of :mod:`bayes_raters.leaderboard.arena.model`.
 
     True ratings: a Gamma(2) draw scaled to SD 0.8 (log odds; right-skewed: a few far-ahead
     models, as on public arenas). Each vote picks its two models with probabilities proportional
@@ -31,9 +31,35 @@ def simulate_arena(
     difference (better models write longer answers), with effects 0.3, 0.15, -0.1, 0.05, -0.05, 0, ... Category
     deviations: normal with SD ``category_sd``.
 
-    Returns a dict: ``votes`` (DataFrame ``model_a, model_b, outcome`` [, ``category``]
-    [, ``style_1``...]), ``theta`` (true ratings, centred, Series by model), ``beta``, ``epsilon``,
-    ``category_theta`` (DataFrame category x model, centred per category) when categories."""
+    Parameters
+    ----------
+    n_models, n_votes : int
+        Models and votes.
+    n_style : int
+        Style columns ``style_1``, ... .
+    n_categories : int
+        Categories (0: no category column).
+    epsilon : float
+        The tie band (0: almost no ties).
+    category_sd : float
+        SD of the category deviations (log odds).
+    random_seed : int, numpy.random.Generator or None
+        Seed of every draw.
+
+    Returns
+    -------
+    dict
+        ``votes`` (DataFrame ``model_a, model_b, outcome`` [, ``category``] [, ``style_1``...]),
+        ``theta`` (true ratings, centred, Series by model), ``beta``, ``epsilon``, and
+        ``category_theta`` (DataFrame category x model, centred per category) with categories.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import simulate_arena
+    >>> sim = simulate_arena(5, 200, n_style=1, random_seed=0)
+    >>> list(sim["votes"].columns), len(sim["votes"])
+    (['model_a', 'model_b', 'outcome', 'style_1'], 200)
+    """
     if n_models < 2 or n_votes < 1:
         raise InvalidInputError("simulate_arena needs n_models >= 2 and n_votes >= 1.")
     rng = seeded_rng(random_seed)
