@@ -53,7 +53,7 @@ import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import arviz as az
 import numpy as np
@@ -263,6 +263,14 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
         batches = [propose(rng) for rng in rngs]
     if previous is not None:
         batches = [(np.concatenate([old[0], new[0]]), np.concatenate([old[1], new[1]])) for old, new in zip(previous, batches)]
+    kept, check = resampled_batches(batches, draws, rngs)
+    return kept, replace(check, approximation=approx), batches
+
+
+def resampled_batches(batches, draws: int, rngs) -> tuple[np.ndarray, LaplaceCheck]:
+    r"""Each chain's ``draws`` resampled from its batch ``(points, log ratios)`` with the
+    Pareto-smoothed weights of all batches together, and the check: :math:`\hat k` against
+    :func:`k_threshold`, and the effective size :math:`\sum_c (1/E_c + 1/n)^{-1}` (module docstring)."""
     log_r = np.concatenate([b[1] for b in batches])
     smoothed, k = smoothed_log_weights(log_r)
     threshold = k_threshold(log_r.size)
@@ -276,7 +284,7 @@ def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, s
     reason = ""
     if not k <= threshold:
         reason = f"Pareto k {k:.2f} > {threshold:.2f}: the posterior is too far from its Laplace approximation"
-    return np.stack(kept), LaplaceCheck(k, threshold, ess, reason, approx), batches
+    return np.stack(kept), LaplaceCheck(k, threshold, ess, reason)
 
 
 def smoothed_log_weights(log_r: np.ndarray) -> tuple[np.ndarray, float]:

@@ -113,6 +113,17 @@ def interval_table(values: xr.DataArray, ci_prob: float, dims: tuple) -> pd.Data
     return pd.DataFrame({k: v.transpose(*dims).to_series() for k, v in frame.items()})
 
 
+def rank_table(values: np.ndarray, index: pd.Index, ci_prob: float) -> pd.DataFrame:
+    """Ranks (1 = the highest value) of draws x units ``values``: ``rank_mean``, the equal-tailed
+    ``ci_prob`` interval ``rank_lower``/``rank_upper`` (quantiles taken outward, ranks being
+    whole numbers) and ``p_rank_1`` (sums to 1 over the units), indexed by ``index``."""
+    ranks = (-values).argsort(axis=1).argsort(axis=1) + 1
+    tail = (1 - ci_prob) / 2
+    return pd.DataFrame({"rank_mean": ranks.mean(0), "rank_lower": np.quantile(ranks, tail, axis=0, method="lower"),
+                         "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"), "p_rank_1": (ranks == 1).mean(0)},
+                        index=index)
+
+
 def draw_categories(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One category index per row of the probabilities ``p`` (rows, K), by inverting the CDF:
     the number of the first K - 1 cumulative probabilities below a uniform draw, so the index

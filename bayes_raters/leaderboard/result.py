@@ -12,7 +12,7 @@ from scipy import special
 
 from bayes_raters.irt.slopes import rest_correlations
 from bayes_raters.leaderboard.convergence import bulk_ess, rank_rhat
-from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo
+from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
 #: An item "does not rank systems" when its discrimination is below this with posterior
@@ -125,13 +125,7 @@ class LeaderboardResult(FitResult):
         theta = self.posterior["theta"]
         table = interval_table(theta, ci_prob, ("system",)).add_prefix("theta_")
         values = theta.transpose("chain", "draw", "system").values.reshape(-1, theta.sizes["system"])
-        ranks = (-values).argsort(axis=1).argsort(axis=1) + 1
-        tail = (1 - ci_prob) / 2
-        order = pd.Index(theta["system"].values)
-        frame = pd.DataFrame({"rank_mean": ranks.mean(0), "rank_lower": np.quantile(ranks, tail, axis=0, method="lower"),
-                              "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"),
-                              "p_rank_1": (ranks == 1).mean(0)}, index=order)
-        table = table.join(frame)
+        table = table.join(rank_table(values, pd.Index(theta["system"].values), ci_prob))
         table = _with_answer_counts(table, self.answer_table(), "respondent")
         table.index.name = "system"
         return table.sort_values("theta_mean", ascending=False)

@@ -165,7 +165,7 @@ def arena_tree(raveled: np.ndarray, data: ArenaData, layout: Layout) -> xr.DataT
     if layout.n_style:
         coords["style"] = list(data.style)
     tree = arena_data_tree(data)
-    tree["posterior"] = xr.DataTree(xr.Dataset(posterior, coords={k: v for k, v in coords.items()}))
+    tree["posterior"] = xr.DataTree(xr.Dataset(posterior, coords=coords))
     tree["sample_stats"] = xr.DataTree(xr.Dataset({"diverging": (("chain", "draw"), np.zeros((chains, draws), dtype=bool))},
                                                   coords={"chain": coords["chain"], "draw": coords["draw"]}))
     return tree

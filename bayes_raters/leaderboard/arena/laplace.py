@@ -34,7 +34,7 @@ import numpy as np
 from scipy import linalg
 
 from bayes_raters.errors import ConvergenceError
-from bayes_raters.laplace import LaplaceCheck, k_threshold, kish_ess, resample, smoothed_log_weights
+from bayes_raters.laplace import resampled_batches
 from bayes_raters.leaderboard.arena.model import ArenaData
 from bayes_raters.leaderboard.arena.posterior import Layout, log_posterior, log_posterior_many
 
@@ -195,15 +195,5 @@ def importance_draws(approx: Approximation, data: ArenaData, layout: Layout, rat
         batches.append((xs, log_r))
         if progress is not None:
             progress(f"weighed {proposals_per_draw * draws:,} proposals of chain {c + 1} of {chains}")
-    log_r = np.concatenate([b[1] for b in batches])
-    smoothed, k = smoothed_log_weights(log_r)
-    threshold = k_threshold(log_r.size)
-    kept, ess, start = [], 0.0, 0
-    for c, (xs, _) in enumerate(batches):
-        w = np.exp(smoothed[start:start + len(xs)] - np.max(smoothed[start:start + len(xs)]))
-        start += len(xs)
-        w /= w.sum()
-        ess += 1.0 / (1.0 / kish_ess(w) + 1.0 / draws)
-        kept.append(xs[resample(w, draws, rngs[c])])
-    reason = "" if k <= threshold else f"Pareto k {k:.2f} > {threshold:.2f}: the posterior is too far from its Laplace approximation"
-    return np.stack(kept), LaplaceCheck(float(k), threshold, ess, reason), batches
+    kept, check = resampled_batches(batches, draws, rngs)
+    return kept, check, batches

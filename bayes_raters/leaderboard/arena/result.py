@@ -14,7 +14,7 @@ from scipy import linalg, special
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.leaderboard.arena.model import OUTCOMES, ArenaData
 from bayes_raters.leaderboard.arena.posterior import layout_of, vote_derivatives
-from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo
+from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
 #: Elo points per unit of log odds (arena leaderboards' scale: 400 / ln 10), centred at 1000.
@@ -50,15 +50,6 @@ def data_from_tree(tree: xr.DataTree) -> ArenaData:
         weight=const["row_weight"].values.astype(float), z=np.ascontiguousarray(const["row_style"].values / np.where(scale > 0, scale, 1)),
         style_scale=scale, ties=bool(const.attrs["ties"]), n_votes=int(const.attrs["n_votes"]),
     )
-
-
-def _rank_frame(values: np.ndarray, index: pd.Index, ci_prob: float) -> pd.DataFrame:
-    """Rank (1 = best) summaries of draws x models ``values``."""
-    ranks = (-values).argsort(axis=1).argsort(axis=1) + 1
-    tail = (1 - ci_prob) / 2
-    return pd.DataFrame({"rank_mean": ranks.mean(0), "rank_lower": np.quantile(ranks, tail, axis=0, method="lower"),
-                         "rank_upper": np.quantile(ranks, 1 - tail, axis=0, method="higher"), "p_rank_1": (ranks == 1).mean(0)},
-                        index=index)
 
 
 def fewest_flipping(flips, start: int, limit: int, refits: int) -> int | None:
@@ -135,7 +126,7 @@ class ArenaResult(FitResult):
         check_ci_prob(ci_prob)
         rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["rating"]
         table = interval_table(rating, ci_prob, ("model",)).add_prefix("rating_")
-        table = table.join(_rank_frame(self._draws("rating", "model"), self.data.models, ci_prob)).join(self._votes_by_model())
+        table = table.join(rank_table(self._draws("rating", "model"), self.data.models, ci_prob)).join(self._votes_by_model())
         return table.rename_axis("model").sort_values("rating_mean", ascending=False)
 
     def category_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -148,7 +139,7 @@ class ArenaResult(FitResult):
         rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["category_rating"]
         table = interval_table(rating, ci_prob, ("category", "model")).add_prefix("rating_")
         values = self._draws("category_rating", "category", "model")
-        ranks = [_rank_frame(values[:, c], self.data.models, ci_prob).assign(category=name).set_index("category", append=True)
+        ranks = [rank_table(values[:, c], self.data.models, ci_prob).assign(category=name).set_index("category", append=True)
                  for c, name in enumerate(self.data.categories)]
         ranks = pd.concat(ranks).reorder_levels(["category", "model"])
         return table.join(ranks).sort_values(["category", "rating_mean"], ascending=[True, False])
@@ -186,7 +177,8 @@ class ArenaResult(FitResult):
         when no flip comes within ``max_share`` of the votes), ``share_dropped``,
         ``predicted_margin`` (linear), ``refit_margin`` after dropping them, and ``flips``."""
         d, approx = self.data, self._approximation()
-        top, second, margin, influence, order, dropped = self._drop_order()
+        table = self.system_table()
+        top, second, margin, influence, order, dropped = self._drop_order(table)
         layout = layout_of(d)
 
         def refit_margin(n: int) -> float:
@@ -202,7 +194,7 @@ class ArenaResult(FitResult):
             crossing = np.nonzero(cumulative <= 0)[0]
             first = crossing[0] if crossing.size else int(np.argmin(cumulative))  # else: every vote that lowers the margin
             k = fewest_flipping(lambda n: refit_margin(n) <= 0, int(np.ceil(np.cumsum(d.weight[order])[first])), limit, refits)
-        row = {"top": d.models[top], "runner_up": d.models[second], "p_rank_1": float(self.system_table()["p_rank_1"].iloc[0]),
+        row = {"top": d.models[top], "runner_up": d.models[second], "p_rank_1": float(table["p_rank_1"].iloc[0]),
                "margin": float(margin), "votes_dropped": np.nan, "share_dropped": np.nan, "predicted_margin": np.nan,
                "refit_margin": np.nan, "flips": False}
         if k is not None:
@@ -211,11 +203,11 @@ class ArenaResult(FitResult):
                        refit_margin=after, flips=bool(after <= 0))
         return pd.Series(row)
 
-    def _drop_order(self):
-        """The top two models (positions), the margin at the mode, each pooled row's influence per
+    def _drop_order(self, table: pd.DataFrame):
+        """From the ``system_table()``: the top two models (positions), the margin at the mode, each pooled row's influence per
         vote, the order of dropping, and a function from a number of votes to the votes dropped per row."""
         d, approx = self.data, self._approximation()
-        top, second = d.models.get_indexer(self.system_table().index[:2])
+        top, second = d.models.get_indexer(table.index[:2])
         layout = layout_of(d)
         contrast = np.zeros(layout.size)
         contrast[top], contrast[second] = 1.0, -1.0
@@ -237,7 +229,7 @@ class ArenaResult(FitResult):
         :meth:`drop_votes_check`): ``model_a``, ``model_b``, ``outcome`` (for model_a), ``category``
         where fitted, the style values where fitted, and ``n`` (how many such votes)."""
         d = self.data
-        *_, dropped = self._drop_order()
+        *_, dropped = self._drop_order(self.system_table())
         n = dropped(k)
         rows = np.nonzero(n > 0)[0]
         cell = d.key[rows]
