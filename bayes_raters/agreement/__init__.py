@@ -1,0 +1,35 @@
+"""Agreement: between a system and human scores (``scores``), and among human raters.
+
+Among raters, from long ``(response, rater, score)`` ratings on any design: Krippendorff's
+alpha (:func:`krippendorff_alpha`), Cohen's kappa (:func:`cohens_kappa`), Fleiss' kappa
+(:func:`fleiss_kappa`), the six intraclass correlations (:func:`intraclass_correlation`), and
+all that fit the data side by side with classical, bootstrap and posterior intervals
+(:func:`agreement_table`).
+"""
+
+from bayes_raters.agreement.alpha import krippendorff_alpha
+from bayes_raters.agreement.icc import intraclass_correlation
+from bayes_raters.agreement.kappa import cohens_kappa, fleiss_kappa
+from bayes_raters.agreement.scores import (
+    degradation,
+    eta_squared,
+    kendalls_w,
+    pearson_r,
+    quadratic_weighted_kappa,
+    r2_score,
+    standardized_mean_difference,
+)
+
+__all__ = [
+    "cohens_kappa",
+    "degradation",
+    "eta_squared",
+    "fleiss_kappa",
+    "intraclass_correlation",
+    "kendalls_w",
+    "krippendorff_alpha",
+    "pearson_r",
+    "quadratic_weighted_kappa",
+    "r2_score",
+    "standardized_mean_difference",
+]
