@@ -10,6 +10,7 @@ all that fit the data side by side with classical, bootstrap and posterior inter
 from bayes_raters.agreement.alpha import krippendorff_alpha
 from bayes_raters.agreement.icc import intraclass_correlation
 from bayes_raters.agreement.kappa import cohens_kappa, fleiss_kappa
+from bayes_raters.agreement.table import agreement_table
 from bayes_raters.agreement.scores import (
     degradation,
     eta_squared,
@@ -21,6 +22,7 @@ from bayes_raters.agreement.scores import (
 )
 
 __all__ = [
+    "agreement_table",
     "cohens_kappa",
     "degradation",
     "eta_squared",

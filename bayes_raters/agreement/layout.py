@@ -25,8 +25,7 @@ class Ratings:
     """Validated ratings of the units with two or more ratings.
 
     ``values`` is units x raters (NaN where a rater did not rate a unit); at the nominal level
-    its entries are category codes ``0..K-1`` into ``categories``. ``counts`` is units x
-    categories: how many raters gave each category to each unit.
+    its entries are category codes ``0..K-1`` into ``categories``.
     """
 
     values: np.ndarray
@@ -38,6 +37,7 @@ class Ratings:
 
     @property
     def counts(self) -> np.ndarray:
+        """Units x categories: how many raters gave each category to each unit."""
         codes = self.codes
         counts = np.zeros((len(self.units), len(self.categories)))
         rows, cols = np.nonzero(~np.isnan(self.values))
@@ -65,6 +65,7 @@ class Ratings:
 
     @property
     def per_unit(self) -> np.ndarray:
+        """Ratings per unit."""
         return (~np.isnan(self.values)).sum(axis=1)
 
     @property
@@ -73,11 +74,15 @@ class Ratings:
         return not np.isnan(self.values).any()
 
     def subset(self, rows: np.ndarray) -> Ratings:
-        """The units at ``rows`` (repeats allowed: a bootstrap sample), as new units."""
-        return Ratings(self.values[rows], pd.RangeIndex(len(rows)), self.raters, self.categories, self.level, 0)
+        """The units at ``rows`` (repeats allowed: a bootstrap sample), as new units; raters
+        left with no rating drop out."""
+        values = self.values[rows]
+        rated = ~np.isnan(values).all(axis=0)
+        return Ratings(values[:, rated], pd.RangeIndex(len(rows)), self.raters[rated], self.categories, self.level, 0)
 
 
 def check_level(level: str) -> str:
+    """``level`` if it is one of :data:`LEVELS`; else an error that lists them."""
     if level not in LEVELS:
         raise InvalidInputError(f"level={level!r} is not a level of measurement; use one of {list(LEVELS)}.")
     return level
@@ -150,7 +155,7 @@ def _scale(found: np.ndarray, categories, level: str) -> np.ndarray:
             raise InvalidInputError("categories must be the scale's scores in increasing order, each once.")
     missing = sorted(set(found.tolist()) - set(scale.tolist()))
     if missing:
-        raise InvalidInputError(f"score(s) {missing} are not among categories={scale.tolist()}; list every score the scale has.")
+        raise InvalidInputError(f"score(s) {missing} are not among categories={scale.tolist()}; list every score the scale has, in order (categories=[...]).")
     return scale
 
 

@@ -7,6 +7,7 @@
 ``bayes-raters facets RATINGS.csv``   rater severity and consistency, prompt difficulty
 ``bayes-raters leaderboard ANSWERS.csv``   system abilities, rank intervals and item tables at leaderboard size
 ``bayes-raters plan RATINGS.csv --systems SYSTEMS.csv``   how many more double-scored responses
+``bayes-raters agreement RATINGS.csv --level ordinal``   inter-rater agreement: alpha, kappa, ICCs with intervals
 ``bayes-raters demo``   closed-form and posterior PRMSE on a small simulated data set
 
 Results go to stdout (``--json`` for strict JSON) or ``--output FILE.csv|.json``; progress bars,
@@ -82,6 +83,10 @@ def _run(args):
         from bayes_raters.cli.leaderboard import leaderboard
 
         output = leaderboard(args)
+    elif args.command == "agreement":
+        from bayes_raters.cli.agreement import agreement
+
+        output = agreement(args)
     elif args.command == "plan":
         from bayes_raters.cli.plan import plan
 

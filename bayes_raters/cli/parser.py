@@ -9,6 +9,7 @@ import re
 import textwrap
 from importlib.metadata import PackageNotFoundError, version
 
+from bayes_raters.cli.agreement import add_parser as agreement_parser
 from bayes_raters.cli.facets import add_parser as facets_parser
 from bayes_raters.cli.leaderboard import add_parser as leaderboard_parser
 from bayes_raters.cli.options import file_options, output_options, rating_file_options, sampler_options
@@ -26,9 +27,11 @@ FLAGS = {
     "annotator": "--annotator-column", "ties": "--ties", "dims": "--dims", "anchors": "--anchors",
     "prompt": "--prompt-column", "inference": "--inference", "model": "--model",
     "model_a": "--item-a-column", "model_b": "--item-b-column", "style": "--style-column", "category": "--category-column",
+    "level": "--level", "categories": "--categories", "n_boot": "--bootstrap", "observation": "--observation",
+    "posterior": "--no-posterior",
 }
-_CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}}  # keyword value -> flag value
-_KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
+_CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}, "posterior": {"False": ""}}  # keyword value -> flag value
+_KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
 
 DESCRIPTION = "Bayesian models of human ratings: PRMSE against the true score, IRT item tables."
 EPILOG = """examples:
@@ -39,6 +42,7 @@ EPILOG = """examples:
   bayes-raters facets essay_ratings.csv --systems systems.csv
   bayes-raters leaderboard answers.csv --output leaderboard.csv
   bayes-raters plan ratings.csv --systems systems.csv --target-width 0.05
+  bayes-raters agreement ratings.csv --level ordinal
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
 
 
@@ -48,9 +52,11 @@ def cli_advice(message: str) -> str:
     ``--score-range LOW HIGH``, so that the advice works where it is read."""
 
     def flag(match: re.Match) -> str:
-        value = {"(low, high)": "LOW HIGH", "...": "NAME"}.get(match.group(2), match.group(2))
+        value = {"(low, high)": "LOW HIGH", "...": "NAME", "[...]": "SCORE ..."}.get(match.group(2), match.group(2))
+        if value.startswith("["):  # a list: its items, space-separated
+            value = value.strip("[]").replace(",", "")
         value = _CHOICES.get(match.group(1), {}).get(value, value)
-        return f"{FLAGS[match.group(1)]} {value}"
+        return f"{FLAGS[match.group(1)]} {value}".rstrip()
 
     return _KEYWORD.sub(flag, message)
 
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     facets_parser(commands, command_parser)
     leaderboard_parser(commands, command_parser)
     plan_parser(commands, command_parser)
+    agreement_parser(commands, command_parser)
     example = command_parser(
         commands, "example", "write the example CSV files into a folder",
         "Writes small example files (an essay-scoring export, machine scores with their own column names, "

@@ -59,6 +59,7 @@ LOG_2PI = float(np.log(2 * np.pi))
 RATER_ERRORS = ("common", "rater")
 OBSERVATIONS = ("normal", "ordinal")
 CUTPOINTS = ("fixed", "estimated")
+RATER_OFFSETS = ("centred", "non_centred")
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ class TrueScoreSpec:
         Declared scale; scales the priors and is required for ordinal.
     error_variance
         Known rater error variance; fixes sigma_e = sqrt(error_variance).
+    rater_offsets
+        With rater effects: ``"centred"`` offsets ``ZeroSumNormal(sigma_rater_offset)``, or
+        ``"non_centred"`` ``sigma_rater_offset * ZeroSumNormal(1)`` (``rater_offset_z``), which
+        NUTS samples without divergences when the offsets' spread is near 0 (few raters).
     """
 
     rater_effects: bool = False
@@ -92,9 +97,11 @@ class TrueScoreSpec:
     joint: bool = False
     score_range: tuple[float, float] | None = None
     error_variance: float | None = None
+    rater_offsets: str = "centred"
 
     def __post_init__(self) -> None:
-        for name, allowed in (("rater_error", RATER_ERRORS), ("observation", OBSERVATIONS), ("cutpoints", CUTPOINTS)):
+        for name, allowed in (("rater_error", RATER_ERRORS), ("observation", OBSERVATIONS), ("cutpoints", CUTPOINTS),
+                              ("rater_offsets", RATER_OFFSETS)):
             if getattr(self, name) not in allowed:
                 raise InvalidInputError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}.")
         if self.observation == "ordinal" and self.score_range is None:
@@ -253,7 +260,10 @@ def _true_score_priors(data: TrueScoreData, spec: TrueScoreSpec):
         sigma_rater = None
     if spec.rater_effects:
         spread = pm.HalfNormal("sigma_rater_offset", width / 8)
-        offset = pm.ZeroSumNormal("rater_offset", sigma=spread, dims="rater")
+        if spec.rater_offsets == "non_centred":
+            offset = pm.Deterministic("rater_offset", spread * pm.ZeroSumNormal("rater_offset_z", sigma=1.0, dims="rater"), dims="rater")
+        else:
+            offset = pm.ZeroSumNormal("rater_offset", sigma=spread, dims="rater")
     else:
         offset = None
     return mu, sigma_t, sigma_e, sigma_rater, offset
