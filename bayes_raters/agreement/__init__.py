@@ -10,7 +10,6 @@ all that fit the data side by side with classical, bootstrap and posterior inter
 from bayes_raters.agreement.alpha import krippendorff_alpha
 from bayes_raters.agreement.icc import intraclass_correlation
 from bayes_raters.agreement.kappa import cohens_kappa, fleiss_kappa
-from bayes_raters.agreement.table import agreement_table
 from bayes_raters.agreement.scores import (
     degradation,
     eta_squared,
@@ -20,6 +19,7 @@ from bayes_raters.agreement.scores import (
     r2_score,
     standardized_mean_difference,
 )
+from bayes_raters.agreement.table import agreement_table
 
 __all__ = [
     "agreement_table",

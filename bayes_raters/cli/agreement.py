@@ -57,7 +57,7 @@ def _categories(values: list[str] | None, level: str):
 def agreement(args: argparse.Namespace) -> Output:
     """The ``agreement`` sub-command: the agreement table of the ratings file."""
     from bayes_raters.agreement import agreement_table
-    from bayes_raters.cli.commands import convergence_record, records, text_table
+    from bayes_raters.cli.commands import records, text_table
     from bayes_raters.data import wide_to_long
     from bayes_raters.errors import InvalidInputError
 
