@@ -55,3 +55,15 @@ def test_every_python_block_is_one_that_a_test_runs():
     pairwise = [b for b in blocks if "bayes_raters.pairwise" in b][:1]
     unrun = [b[:60] for b in blocks if b not in [blocks[0], *protocol, *pairwise]]
     assert not unrun, f"README python blocks no test runs: {unrun}"
+
+
+def test_readme_agreement_example_runs(capsys):
+    """The inter-rater agreement block, as written (the essays example file; two posterior fits)."""
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S) if "agreement_table" in b]
+    assert blocks, "README has no agreement example"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
+    table = namespace["table"]
+    assert table.attrs["converged"] and table.attrs["n_single"] == 250
+    assert table.loc["ICC2", ["posterior_lower", "bootstrap_lower"]].notna().all()
+    assert "ICC3k" in capsys.readouterr().out

@@ -81,6 +81,7 @@ def test_same_seed_same_ranks_and_the_frame_arviz_plots():
     assert plot_sbc(first, var_names=["mu", "prmse_finite"]) is not None
 
 
+@pytest.mark.slow  # two worker processes and a Dask cluster compile the model anew (74-80 s): make validate
 def test_a_dask_cluster_gives_the_ranks_of_the_process_pool():
     """The runner takes any ``concurrent.futures`` executor (issue 37): two simulations on a
     process pool and on a local Dask cluster's executor give identical ranks, row for row."""

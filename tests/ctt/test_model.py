@@ -422,3 +422,27 @@ def test_estimated_cutpoints_recover_uneven_planted_cutpoints():
     low, high = cut.quantile([0.01, 0.99], ("chain", "draw")).values
     assert np.all(low[1:4] < planted[1:4]) and np.all(planted[1:4] < high[1:4])
     assert np.all(cut.values[..., 0] == 1.5) and np.all(cut.values[..., -1] == 5.5)
+
+
+def test_non_centred_rater_offsets_are_the_same_model():
+    """rater_offsets='non_centred' (the agreement posterior's fallback) reparameterises the
+    offsets as sigma * z: the log densities differ by exactly the Jacobian, -(R - 1) log sigma,
+    at any point (the zero-sum offsets have R - 1 free values)."""
+    from bayes_raters.agreement.simulate import simulate_agreement
+
+    long = simulate_agreement(40, 5, random_seed=1)
+    models = {}
+    for form in ("centred", "non_centred"):
+        spec = TrueScoreSpec(rater_effects=True, rater_offsets=form)
+        models[form] = build_from_data(model_data(*validate_true_score_inputs(long, None, spec), spec, None), spec)
+    rng = np.random.default_rng(0)
+    centred, non_centred = models["centred"].initial_point(), models["non_centred"].initial_point()
+    for key in ("mu", "sigma_T_log__", "sigma_e_log__", "sigma_rater_offset_log__"):
+        centred[key] = non_centred[key] = centred[key] + rng.normal(0, 0.3)
+    z = rng.normal(0, 1, non_centred["rater_offset_z_zerosum__"].shape)
+    sigma = np.exp(centred["sigma_rater_offset_log__"])
+    non_centred["rater_offset_z_zerosum__"], centred["rater_offset_zerosum__"] = z, sigma * z
+    gap = models["centred"].compile_logp()(centred) - models["non_centred"].compile_logp()(non_centred)
+    assert gap == pytest.approx(-len(z) * np.log(sigma), abs=1e-9)
+    with pytest.raises(InvalidInputError, match="rater_offsets must be one of"):
+        TrueScoreSpec(rater_offsets="sideways")

@@ -253,6 +253,7 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
     assert isinstance(result.plot_forest(), az.PlotCollection)
 
 
+@pytest.mark.slow  # a recovery (60-117 s in the suite): make validate
 def test_items_near_the_upper_bound_stay_there():
     truth = latent_values(15, "upper", random_seed=7)
     sim = simulate_judgements(truth, n_comparisons=100, n_scalars=60, random_seed=8)

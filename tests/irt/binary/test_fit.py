@@ -158,6 +158,7 @@ def test_item_information_equals_squared_slope_over_bernoulli_variance():
 # ---- a fitted 2PL ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_recovers_items_and_abilities_without_sign_flip(scale):
     _, truth, result = scale
     assert result.report.converged
@@ -174,6 +175,7 @@ def test_recovers_items_and_abilities_without_sign_flip(scale):
     assert covered.mean() >= 0.75
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_planted_bad_items_are_flagged_with_reasons(scale):
     _, truth, result = scale
     items = result.item_table()
@@ -187,6 +189,7 @@ def test_planted_bad_items_are_flagged_with_reasons(scale):
     assert (items.loc[bad[~bad].index, "fit_ppp"] > 0.01).mean() >= 0.9
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_item_table_columns_and_information(scale):
     items = scale[2].item_table(theta_points=(0.0,))
     for column in ("a_mean", "b_mean", "a_lower", "b_upper", "r_hat", "ess_bulk", "info_at_0", "flagged", "reasons"):
@@ -195,6 +198,7 @@ def test_item_table_columns_and_information(scale):
     assert items.index.name == "item"
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_scoring_new_respondents_orders_systems_and_covers_their_ability(scale):
     _, truth, result = scale
     rng = np.random.default_rng(8)
@@ -215,6 +219,7 @@ def test_scoring_new_respondents_orders_systems_and_covers_their_ability(scale):
         result.score(new.groupby("respondent").head(1).assign(item="unknown_item"))
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_plots_and_reliability(scale):
     result = scale[2]
     curves = result.plot_item_curves(items=["i000", "i019"], labels={"i019": "last item"})
@@ -226,6 +231,7 @@ def test_plots_and_reliability(scale):
     assert 0.5 < result.reliability() < 1
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_build_scale_drops_flagged_items_and_reports_reliability(scale):
     _, truth, result = scale
     flagged = result.item_table()["flagged"]
@@ -236,6 +242,7 @@ def test_build_scale_drops_flagged_items_and_reports_reliability(scale):
     assert report.loc["after", "reliability"] > 0.5
 
 
+@pytest.mark.slow  # the planted 2PL fit behind `scale` (94 s on 2 cores): make validate
 def test_loo_comparison_prefers_2pl_on_2pl_data(scale):
     table, _, two = scale
     with pytest.warns(SlopeWarning, match="'i018'.*'i019'"):
