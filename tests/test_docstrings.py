@@ -47,9 +47,9 @@ FUNCTIONS.update({f"bayes_raters.results.FitResult.{name}": getattr(FitResult, n
 
 
 def _fits_a_model(function) -> bool:
-    """An example that samples a posterior (``fit_*(``) takes seconds to minutes: those run in
+    """An example that samples a posterior (``fit_*(``, ``agreement_table(``) takes seconds to minutes: those run in
     ``make validate`` (marker ``slow``), the others in ``make test``."""
-    return re.search(r"(>>>|\.\.\.) .*\bfit_\w+\(", function.__doc__ or "") is not None
+    return re.search(r"(>>>|\.\.\.) .*\b(fit_\w+|agreement_table)\(", function.__doc__ or "") is not None
 
 
 EXAMPLES = [pytest.param(name, marks=pytest.mark.slow) if _fits_a_model(f) else name for name, f in FUNCTIONS.items()]

@@ -65,7 +65,7 @@ def krippendorff_alpha(
     >>> long = pd.DataFrame({"response": [1, 1, 2, 2, 3, 3, 4, 4], "rater": list("ab") * 4,
     ...                      "score": [1, 1, 2, 3, 3, 3, 4, 4]})
     >>> round(krippendorff_alpha(long, level="interval"), 4)
-    0.9167
+    0.9114
     """
     data = agreement_ratings(ratings, level, categories=categories, response=response, rater=rater, score=score)
     return alpha_of(data)

@@ -7,12 +7,12 @@ The six coefficients are ratios of variance components of the model
 
 for unit :math:`i` and rater :math:`j`:
 
-=======  ================================================  =========================
-ICC1     :math:`\sigma^2_u / (\sigma^2_u + \sigma^2_w)`    one-way: raters random, their effects in :math:`\sigma^2_w`
-ICC2     :math:`\sigma^2_u / (\sigma^2_u + \sigma^2_r + \sigma^2_e)`  absolute agreement, two-way random
-ICC3     :math:`\sigma^2_u / (\sigma^2_u + \sigma^2_e)`    consistency, raters fixed
-ICCxk    the same with the error terms divided by k        reliability of the mean of k ratings
-=======  ================================================  =========================
+* ICC1 :math:`= \sigma^2_u / (\sigma^2_u + \sigma^2_w)`: one-way, raters random, their
+  effects part of the within-unit variance :math:`\sigma^2_w`;
+* ICC2 :math:`= \sigma^2_u / (\sigma^2_u + \sigma^2_r + \sigma^2_e)`: absolute agreement, two-way random;
+* ICC3 :math:`= \sigma^2_u / (\sigma^2_u + \sigma^2_e)`: consistency, raters fixed;
+* ICC1k, ICC2k, ICC3k: the same with the error terms divided by k, the reliability of the
+  mean of k ratings.
 
 Variance components are Henderson's method III (expected values of the sums-of-squares
 reductions of the fitted additive model), which on a complete (balanced) design equals the
@@ -21,8 +21,8 @@ to rounding; on an unbalanced design (raters scoring overlapping subsets) it sta
 each component, whereas pingouin drops every unit with a missing rating. The rater effects come
 from the rater x rater reduced normal equations :math:`A\beta = b`,
 :math:`A = Z_r^\top M_u Z_r`, with :math:`M_u` the within-unit centring; so a fit is one small
-solve (hand-written for that reason: statsmodels' MixedLM cannot cross two random factors, and
-a REML fit of 10,000 units is iterative). ``k`` of the k-rater forms is the number of raters on
+solve (hand-written for that reason: REML, as in lme4 or statsmodels' MixedLM with variance
+components, is an iterative fit, and its estimates are not the ANOVA ones psych reports). ``k`` of the k-rater forms is the number of raters on
 a complete design and the harmonic mean of the ratings per unit otherwise (the average error
 variance of a unit mean is :math:`\sigma^2 \overline{1/c_i}`). Estimates are not truncated at 0.
 

@@ -99,7 +99,7 @@ def cohens_kappa(
     >>> a = [1, 2, 3, 3, 2, 1, 4, 1, 2, 3]
     >>> b = [1, 2, 3, 3, 2, 2, 4, 1, 2, 4]
     >>> round(float(cohens_kappa(a, b)["estimate"]), 4)
-    0.726
+    0.7297
     """
     a, b = paired_scores(scores_a, scores_b)
     scale = np.asarray(sorted(set(a) | set(b)) if categories is None else list(categories), dtype=object)
