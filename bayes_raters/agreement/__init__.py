@@ -12,8 +12,8 @@ from bayes_raters.agreement.icc import intraclass_correlation
 from bayes_raters.agreement.kappa import cohens_kappa, fleiss_kappa
 from bayes_raters.agreement.scores import (
     degradation,
-    eta_squared,
-    kendalls_w,
+    eta_squared,  # noqa: F401  (importable here as before; documented in scores)
+    kendalls_w,  # noqa: F401  (importable here as before; documented in scores)
     pearson_r,
     quadratic_weighted_kappa,
     r2_score,
