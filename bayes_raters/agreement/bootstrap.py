@@ -3,8 +3,11 @@ r"""Every agreement coefficient that fits the data, and its bootstrap over units
 The unit of resampling is the rated response (the unit): ``n_boot`` samples of the units with
 replacement, each unit with all its ratings, the coefficients recomputed on each, and the
 central ``ci_prob`` percentile interval reported. Raters are kept as they are, so the interval
-describes these raters on new units; for the two-way ICC2 (raters a random sample) it leaves
-out the uncertainty of the rater variance, which the posterior interval includes.
+describes these raters on new units: for the coefficients that contain the rater variance
+(alpha, kappa, ICC1, ICC2 and their k forms) it leaves out the uncertainty of which raters
+were drawn, which the posterior interval includes. Measured (card ``models/agreement.md``, 100
+unbalanced data sets of 200 responses x 12 raters): 90% intervals covered 0.81-0.87 there,
+0.90-0.91 for ICC3 and ICC3k.
 """
 
 from __future__ import annotations

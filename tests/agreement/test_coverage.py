@@ -2,8 +2,10 @@
 
 40 simulated data sets (200 responses, a pool of 12 raters, 2-5 ratings per response from
 overlapping subsets, integer 1-5 scores; ``validation/agreement_coverage.py``), on a process
-pool. The card's table comes from the same harness at 100 data sets per design; here the bounds
-leave room for 40 data sets' binomial noise (SD of a 90% rate: 4.7 points)."""
+pool: the first 40 seeds of the card's table (same harness, 100 data sets per design; this
+session's first 60 seeds gave 0.87-0.92 for the bootstrap and 0.88-0.93 for the posterior).
+Bounds leave room for 40 data sets' binomial noise (SD of a 90% rate: 4.7 points): each rate at
+least 0.75, and the mean over the six ICCs at most 0.98 (intervals that are too wide)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,5 @@ def test_ninety_percent_intervals_cover_the_population_values():
     print(f"\n{table.round(3)}")
     assert rows.groupby("seed")["converged"].first().mean() >= 0.9
     posterior = table["posterior"].dropna()
-    assert len(posterior) == 6 and posterior.between(0.8, 0.99).all(), posterior
-    for name in ("alpha_ordinal", "fleiss_kappa", "ICC1", "ICC3", "ICC1k", "ICC3k"):
-        assert 0.8 <= table.loc[name, "bootstrap"] <= 0.99, (name, table.loc[name, "bootstrap"])
+    assert len(posterior) == 6 and (posterior >= 0.75).all() and posterior.mean() <= 0.98, posterior
+    assert len(table) == 8 and (table["bootstrap"] >= 0.75).all() and table["bootstrap"].mean() <= 0.98, table["bootstrap"]
