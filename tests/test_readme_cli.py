@@ -58,7 +58,7 @@ def _check_output(argv: list[str], out: str, folder: Path) -> None:
 def test_the_readme_block_covers_every_command_and_the_example_list():
     commands = readme_commands()
     assert commands[0][:2] == ["bayes-raters", "example"] and commands[1][0] == "cd"
-    assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "leaderboard", "plan", "demo"}
+    assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "leaderboard", "plan", "agreement", "demo"}
     assert all(c[0] in ("bayes-raters", "cd") for c in commands)
     assert len(commands) >= 12
 
