@@ -49,11 +49,12 @@ def test_readme_pairwise_example_runs(capsys):
 
 def test_every_python_block_is_one_that_a_test_runs():
     """A block added to the README without a test here fails: each block is the first (PRMSE)
-    example, the protocol example or the pairwise example, each run above."""
+    example, the protocol example, the pairwise example or the agreement example, each run here."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     protocol = [b for b in blocks if "sample_posterior_predictive" in b][:1]
     pairwise = [b for b in blocks if "bayes_raters.pairwise" in b][:1]
-    unrun = [b[:60] for b in blocks if b not in [blocks[0], *protocol, *pairwise]]
+    agreement = [b for b in blocks if "agreement_table" in b][:1]
+    unrun = [b[:60] for b in blocks if b not in [blocks[0], *protocol, *pairwise, *agreement]]
     assert not unrun, f"README python blocks no test runs: {unrun}"
 
 
