@@ -25,11 +25,18 @@ from bayes_raters.errors import InsufficientDataError
 KAPPA_WEIGHTS = {"nominal": (None,), "ordinal": ("linear", "quadratic"), "interval": (), "ratio": ()}
 
 
-def two_rater_pairs(data: Ratings) -> np.ndarray | None:
-    """Row positions of the units both raters rated, when exactly two raters rated the units."""
+def two_rater_table(data: Ratings) -> np.ndarray | None:
+    """K x K counts of the units both raters rated, when exactly two raters rated the units
+    (rows: the first rater's category, columns: the second's); None otherwise."""
     if len(data.raters) != 2:
         return None
-    return np.flatnonzero(~np.isnan(data.values).any(axis=1))
+    both = ~np.isnan(data.values).any(axis=1)
+    if both.sum() < 2:
+        return None
+    codes = data.codes[both].astype(int)
+    table = np.zeros((len(data.categories),) * 2)
+    np.add.at(table, (codes[:, 0], codes[:, 1]), 1.0)
+    return table
 
 
 def coefficients(data: Ratings) -> pd.Series:
@@ -43,11 +50,8 @@ def coefficients(data: Ratings) -> pd.Series:
     out = {f"alpha_{data.level}": alpha_from_counts(counts, data.categories, data.level)}
     if data.level in ("nominal", "ordinal"):
         out["fleiss_kappa"] = fleiss_from_counts(counts)
-    pairs = two_rater_pairs(data)
-    if pairs is not None and len(pairs) >= 2:
-        codes = data.codes[pairs].astype(int)
-        table = np.zeros((len(data.categories),) * 2)
-        np.add.at(table, (codes[:, 0], codes[:, 1]), 1.0)
+    table = two_rater_table(data)
+    if table is not None:
         for weights in KAPPA_WEIGHTS[data.level]:
             out[f"cohens_kappa_{weights or 'unweighted'}"] = kappa_from_table(table, agreement_weights(len(data.categories), weights))[0]
     if data.level != "nominal":

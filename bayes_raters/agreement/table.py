@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayes_raters.agreement.bootstrap import bootstrap_coefficients, bootstrap_intervals, coefficients, two_rater_pairs
+from bayes_raters.agreement.bootstrap import bootstrap_coefficients, bootstrap_intervals, coefficients, two_rater_table
 from bayes_raters.agreement.icc import icc_table
 from bayes_raters.agreement.kappa import agreement_weights, kappa_from_table
 from bayes_raters.agreement.layout import Ratings, agreement_ratings
@@ -20,20 +20,16 @@ COLUMNS = [
 ]
 
 
-def _classical(data: Ratings, names: pd.Index, ci_prob: float) -> pd.DataFrame:
-    """Classical intervals where one exists: ICCs on a complete design, Cohen's kappa (normal, ASE)."""
+def _classical(data: Ratings, names: pd.Index, icc: pd.DataFrame | None, ci_prob: float) -> pd.DataFrame:
+    """Classical intervals where one exists: ICCs on a complete design (from ``icc``, the
+    :func:`~bayes_raters.agreement.icc.icc_table`), Cohen's kappa (normal, ASE)."""
     out = pd.DataFrame(np.nan, index=names, columns=["classical_lower", "classical_upper"])
-    icc = [name for name in names if name.startswith("ICC")]
-    if icc and data.complete:
-        table = icc_table(data, ci_prob)
-        out.loc[icc] = table.loc[icc, ["lower", "upper"]].to_numpy()
-    pairs = two_rater_pairs(data)
+    if icc is not None and data.complete:
+        out.loc[icc.index] = icc[["lower", "upper"]].to_numpy()
+    cells = two_rater_table(data)
     z = stats.norm.ppf(1 - (1 - ci_prob) / 2)
     for name in (n for n in names if n.startswith("cohens_kappa_")):
         weights = name.removeprefix("cohens_kappa_")
-        codes = data.codes[pairs].astype(int)
-        cells = np.zeros((len(data.categories),) * 2)
-        np.add.at(cells, (codes[:, 0], codes[:, 1]), 1.0)
         kappa, se = kappa_from_table(cells, agreement_weights(len(data.categories), None if weights == "unweighted" else weights))
         out.loc[name] = [kappa - z * se, kappa + z * se]
     return out
@@ -127,9 +123,9 @@ def agreement_table(
     data = agreement_ratings(ratings, level, categories=categories, response=response, rater=rater, score=score)
     seeds = np.random.default_rng(random_seed).integers(2**31, size=2)
     estimate = coefficients(data)
-    table = pd.DataFrame({"estimate": estimate}).join(_classical(data, estimate.index, ci_prob))
-    table = table.join(bootstrap_intervals(bootstrap_coefficients(data, n_boot, int(seeds[0])), ci_prob))
     icc = icc_table(data, ci_prob) if "ICC1" in estimate.index else None
+    table = pd.DataFrame({"estimate": estimate}).join(_classical(data, estimate.index, icc, ci_prob))
+    table = table.join(bootstrap_intervals(bootstrap_coefficients(data, n_boot, int(seeds[0])), ci_prob))
     reports = {}
     if posterior and icc is not None:
         from bayes_raters.agreement.posterior import posterior_icc
