@@ -20,7 +20,11 @@ SD); the second is the one a calibrated posterior should meet.
 Issue 38's targets: 100 x 2,000 within 60 s; 200 x 10,000 within 5 min with corr(b) >= 0.98
 and coverage of b 85-95%. Measured figures: ``models/leaderboards.md``.
 
-Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 200 10000] [--seed 1] [--nuts]``.
+``--pyirt PYTHON`` adds py-irt's SVI fit (the tool leaderboard IRT work uses; its defaults) on
+the same answers in the same run, by a Python 3.11 interpreter that has py-irt
+(``benchmarks/pyirt_fit.py`` says how to make one).
+
+Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 200 10000] [--seed 1] [--nuts] [--pyirt /tmp/pyirt/bin/python]``.
 """
 
 from __future__ import annotations
@@ -91,6 +95,30 @@ def recovery(estimate: pd.Series, truth: np.ndarray, keep: np.ndarray | None = N
     return float(np.corrcoef(values[keep], truth[keep])[0, 1])
 
 
+def pyirt_fit(table: pd.DataFrame, truth: dict, python: str, seconds_map: float) -> None:
+    """py-irt's SVI 2PL (``benchmarks/pyirt_fit.py``, py-irt's defaults) run by the Python 3.11
+    interpreter ``python`` on the same answers; prints its wall time and recovery (means only)."""
+    import json
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        answers, out = Path(folder) / "answers.csv", Path(folder) / "pyirt.json"
+        table.to_csv(answers, index=False)
+        start = time.perf_counter()
+        subprocess.run([python, str(Path(__file__).resolve().parent / "pyirt_fit.py"), str(answers), str(out)], check=True,
+                       stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        fit = json.loads(out.read_text())
+    b, a = pd.Series(fit["b"], fit["items"]), pd.Series(fit["a"], fit["items"])
+    theta = pd.Series(fit["theta"], fit["subjects"]).reindex(truth["theta"].index)
+    sharp = (truth["a"] > 0.2).to_numpy()
+    print(f"py-irt SVI (2pl, defaults: 2,000 epochs): {fit['seconds']:.1f} s in the fit ({wall:.1f} s with start-up and CSV; "
+          f"{fit['seconds'] / seconds_map:.0f}x the MAP), corr(b) {recovery(b, truth['b'].to_numpy(), sharp):.4f}, "
+          f"corr(a) {recovery(a, truth['a'].to_numpy()):.4f}, corr(theta) {np.corrcoef(theta, truth['theta'])[0, 1]:.4f}; "
+          "means only, no intervals")
+
+
 def blocked_fit(table: pd.DataFrame, truth: dict, seed: int, seconds_map: float) -> None:
     """``fit_leaderboard`` with its defaults; prints the figures of the module docstring."""
     from bayes_raters.leaderboard import fit_leaderboard
@@ -136,6 +164,8 @@ def main() -> None:
     parser.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"))
     parser.add_argument("--tune", type=int, default=500, help="NUTS warmup (--nuts)")
     parser.add_argument("--draws", type=int, default=500, help="NUTS draws (--nuts)")
+    parser.add_argument("--pyirt", metavar="PYTHON", default=None,
+                        help="a Python 3.11 interpreter with py-irt: its SVI fit in the same run (benchmarks/pyirt_fit.py)")
     parser.add_argument("--low-rank", action="store_true", help="nutpie's low-rank mass-matrix adaptation (--nuts)")
     args = parser.parse_args()
     from bayes_raters.leaderboard import simulate_leaderboard
@@ -148,6 +178,8 @@ def main() -> None:
     print(f"joint MAP (L-BFGS-B): {seconds:.1f} s, corr(b) {recovery(point['b'], truth['b'].to_numpy(), sharp):.4f}, "
           f"corr(a) {recovery(point['a'], truth['a'].to_numpy()):.4f}")
     blocked_fit(table, truth, args.seed, seconds)
+    if args.pyirt:
+        pyirt_fit(table, truth, args.pyirt, seconds)
     if not args.nuts:
         return
     idata, report, built, sampled = nuts_fit(table, args.sampler, args.tune, args.draws, args.seed, args.low_rank)

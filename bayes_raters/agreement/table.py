@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayes_raters.agreement.bootstrap import bootstrap_coefficients, bootstrap_intervals, coefficients, two_rater_table
+from bayes_raters.agreement.bootstrap import (
+    bootstrap_coefficients,
+    bootstrap_intervals,
+    coefficients,
+    rater_variance,
+    two_rater_table,
+)
 from bayes_raters.agreement.icc import icc_table
 from bayes_raters.agreement.kappa import agreement_weights, kappa_from_table
 from bayes_raters.agreement.layout import Ratings, agreement_ratings
@@ -18,6 +24,11 @@ COLUMNS = [
     "estimate", "classical_lower", "classical_upper", "bootstrap_sd", "bootstrap_lower", "bootstrap_upper",
     "posterior_mean", "posterior_lower", "posterior_upper", "n_units", "n_ratings",
 ]
+
+
+#: How the bootstrap interval is made (``attrs["bootstrap_unit"]``; :mod:`bayes_raters.agreement.bootstrap`).
+BOOTSTRAP_UNIT = ("response (with all its ratings), widened by the raters' share of the variance (rater and rating "
+                  "jackknives) where raters are random: alpha, Fleiss' kappa, ICC1, ICC2, ICC1k, ICC2k")
 
 
 def _classical(data: Ratings, names: pd.Index, icc: pd.DataFrame | None, ci_prob: float) -> pd.DataFrame:
@@ -70,7 +81,8 @@ def agreement_table(
     at the ordinal level); the six ICCs at the ordinal, interval and ratio levels. Intervals:
     ``classical_*`` where a closed form exists (ICCs on a complete design, F-based; Cohen's
     kappa, estimate +- z ASE); ``bootstrap_*`` for every coefficient (percentile, ``n_boot``
-    resamples of the units, each with all its ratings); ``posterior_*`` for the ICCs, from the
+    resamples of the units, each with all its ratings, widened by the raters' share of the
+    variance where raters are random: :mod:`bayes_raters.agreement.bootstrap`); ``posterior_*`` for the ICCs, from the
     true-score model (:mod:`bayes_raters.agreement.posterior`; ``inference="auto"``: importance-
     sampled Laplace draws where their checks pass, NUTS otherwise). A posterior fit that did not
     converge raises a :class:`ConvergenceWarning`; ``attrs["converged"]`` says so too.
@@ -121,11 +133,12 @@ def agreement_table(
     if observation not in ("normal", "ordinal"):
         raise InvalidInputError(f"observation={observation!r}; use 'normal' or 'ordinal'.")
     data = agreement_ratings(ratings, level, categories=categories, response=response, rater=rater, score=score)
-    seeds = np.random.default_rng(random_seed).integers(2**31, size=2)
+    seeds = np.random.default_rng(random_seed).integers(2**31, size=3)
     estimate = coefficients(data)
     icc = icc_table(data, ci_prob) if "ICC1" in estimate.index else None
     table = pd.DataFrame({"estimate": estimate}).join(_classical(data, estimate.index, icc, ci_prob))
-    table = table.join(bootstrap_intervals(bootstrap_coefficients(data, n_boot, int(seeds[0])), ci_prob))
+    resamples = bootstrap_coefficients(data, n_boot, int(seeds[0]))
+    table = table.join(bootstrap_intervals(resamples, ci_prob, estimate, rater_variance(data, estimate.index, int(seeds[2]))))
     reports = {}
     if posterior and icc is not None:
         from bayes_raters.agreement.posterior import posterior_icc
@@ -143,7 +156,7 @@ def agreement_table(
     table.index.name = "coefficient"
     table.attrs.update({
         "level": level, "ci_prob": ci_prob, "n_boot": n_boot, "k": icc.attrs["k"] if icc is not None else np.nan,
-        "complete": data.complete, "n_single": data.n_single, "bootstrap_unit": "response (with all its ratings)",
+        "complete": data.complete, "n_single": data.n_single, "bootstrap_unit": BOOTSTRAP_UNIT,
         "converged": all(r.converged for r in reports.values()),
         "convergence": {name: {**r.to_dict(), "converged": r.converged} for name, r in reports.items()},
     })
