@@ -36,7 +36,7 @@ import pandas as pd
 
 from bayes_raters.agreement.alpha import alpha_from_counts
 from bayes_raters.agreement.icc import COEFFICIENTS, icc_values, variance_components
-from bayes_raters.agreement.kappa import agreement_weights, fleiss_from_counts, kappa_from_table
+from bayes_raters.agreement.kappa import agreement_weights, cross_table, fleiss_from_counts, kappa_from_table
 from bayes_raters.agreement.layout import Ratings
 from bayes_raters.errors import InsufficientDataError
 
@@ -57,10 +57,8 @@ def two_rater_table(data: Ratings) -> np.ndarray | None:
     both = ~np.isnan(data.values).any(axis=1)
     if both.sum() < 2:
         return None
-    codes = data.codes[both].astype(int)
-    table = np.zeros((len(data.categories),) * 2)
-    np.add.at(table, (codes[:, 0], codes[:, 1]), 1.0)
-    return table
+    codes = data.codes[both]
+    return cross_table(codes[:, 0], codes[:, 1], len(data.categories))
 
 
 def coefficients(data: Ratings) -> pd.Series:

@@ -61,6 +61,13 @@ def kappa_from_table(table: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return kappa, float(np.sqrt(max(variance, 0.0)))
 
 
+def cross_table(codes_a: np.ndarray, codes_b: np.ndarray, n_categories: int) -> np.ndarray:
+    """K x K counts of paired category codes ``0..K-1`` (rows: the first rater's, columns: the second's)."""
+    table = np.zeros((n_categories, n_categories))
+    np.add.at(table, (np.asarray(codes_a, dtype=int), np.asarray(codes_b, dtype=int)), 1.0)
+    return table
+
+
 def cohens_kappa(
     scores_a,
     scores_b,
@@ -107,9 +114,7 @@ def cohens_kappa(
     ia, ib = index.get_indexer(a), index.get_indexer(b)
     if (ia < 0).any() or (ib < 0).any():
         raise InvalidInputError(f"a score is not among categories={list(scale)}; list every score the scale has.")
-    table = np.zeros((len(scale), len(scale)))
-    np.add.at(table, (ia, ib), 1.0)
-    kappa, se = kappa_from_table(table, agreement_weights(len(scale), weights))
+    kappa, se = kappa_from_table(cross_table(ia, ib, len(scale)), agreement_weights(len(scale), weights))
     z = stats.norm.ppf(1 - (1 - ci_prob) / 2)
     return pd.Series({"estimate": kappa, "se": se, "lower": kappa - z * se, "upper": kappa + z * se,
                       "n_units": float(len(a))}, name="cohens_kappa")

@@ -8,7 +8,7 @@ import argparse
 import json
 
 from bayes_raters.cli.files import Output, progressbar, read_table
-from bayes_raters.cli.options import file_options, output_options
+from bayes_raters.cli.options import file_options, output_options, rating_columns
 
 
 def add_parser(commands, command) -> None:
@@ -21,11 +21,7 @@ def add_parser(commands, command) -> None:
         "intervals from the closed form (where one exists), a bootstrap over responses and the true-score model.",
     )
     agreement.add_argument("ratings", help="CSV of ratings (long, or wide with --human)")
-    columns = agreement.add_argument_group("columns of the ratings file")
-    columns.add_argument("--response-column", default="response", metavar="NAME", help="response (unit) id")
-    columns.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
-    columns.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
-    columns.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of ratings (repeat)")
+    rating_columns(agreement)
     file_options(agreement)
     options = agreement.add_argument_group("coefficients and intervals")
     options.add_argument("--level", choices=["nominal", "ordinal", "interval", "ratio"], default="interval",

@@ -11,17 +11,23 @@ def rating_file_options(command: argparse.ArgumentParser) -> None:
     """The ratings file and --systems FILE with their column options (prmse, plan)."""
     command.add_argument("ratings", help="CSV of human ratings (long or wide)")
     command.add_argument("--systems", metavar="FILE", help="CSV of system scores (long, or wide with --system COL)")
-    ratings = command.add_argument_group("columns of the ratings file")
-    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
-    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
-    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
-    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
+    rating_columns(command)
     systems = command.add_argument_group("columns of the system-scores file (default: as in the ratings file)")
     systems.add_argument("--systems-response-column", metavar="NAME", help="response id in --systems FILE")
     systems.add_argument("--system-column", default="system", metavar="NAME", help="system id (long)")
     systems.add_argument("--systems-score-column", metavar="NAME", help="the system's score in --systems FILE (long)")
     systems.add_argument("--system", action="append", default=[], metavar="COL", help="wide: a column of system scores (repeat)")
     file_options(command)
+
+
+def rating_columns(command: argparse.ArgumentParser) -> None:
+    """The ratings file's columns: ``--response-column``, ``--rater-column``, ``--score-column``
+    (long files) and ``--human COL`` (wide files, repeated) (prmse, plan, agreement)."""
+    ratings = command.add_argument_group("columns of the ratings file")
+    ratings.add_argument("--response-column", default="response", metavar="NAME", help="response id (wide files: row number if absent)")
+    ratings.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id (long)")
+    ratings.add_argument("--score-column", default="score", metavar="NAME", help="the rating (long)")
+    ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
 
 
 def file_options(command: argparse.ArgumentParser) -> None:
