@@ -68,15 +68,16 @@ def one_data_set(seed: int, config: str, truth: pd.Series, observation: str = "n
 
 
 def coverage_study(n_data_sets: int, observation: str = "normal", workers: int = 2, configs=tuple(CONFIGS),
-                   out: str | None = None) -> pd.DataFrame:
-    """All rows of :func:`one_data_set` for seeds ``0..n_data_sets-1`` of every config, on a
-    process pool; with ``out``, each data set's rows are appended to that CSV as it finishes."""
+                   out: str | None = None, first: int = 0) -> pd.DataFrame:
+    """All rows of :func:`one_data_set` for data sets ``first..first+n_data_sets-1`` (seed 1000
+    times that) of every config, on a process pool; with ``out``, each data set's rows are
+    appended to that CSV as it finishes."""
     frames = []
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
         futures = []
         for config in configs:
             truth = population_values(config)
-            futures += [pool.submit(one_data_set, 1000 * seed, config, truth, observation) for seed in range(n_data_sets)]
+            futures += [pool.submit(one_data_set, 1000 * seed, config, truth, observation) for seed in range(first, first + n_data_sets)]
         for future in as_completed(futures):
             frames.append(future.result())
             if out is not None:
@@ -101,10 +102,11 @@ def main() -> None:  # pragma: no cover - a command-line study
     parser.add_argument("--observation", default="normal", choices=["normal", "ordinal"])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
+    parser.add_argument("--first", type=int, default=0, help="first data set (seed 1000 x it): more data sets in a second run")
     parser.add_argument("--out", default=None, help="CSV that each data set's rows are appended to as it finishes")
     args = parser.parse_args()
     start = time.perf_counter()
-    rows = coverage_study(args.data_sets, args.observation, args.workers, args.configs, args.out)
+    rows = coverage_study(args.data_sets, args.observation, args.workers, args.configs, args.out, args.first)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(coverage_table(rows).round(3))
     print(f"{len(rows['seed'].unique())} seeds x {len(args.configs)} configs, {time.perf_counter() - start:.0f} s, "

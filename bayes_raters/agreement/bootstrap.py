@@ -102,16 +102,6 @@ def bootstrap_coefficients(data: Ratings, n_boot: int = 1000, random_seed=None) 
     return pd.DataFrame(rows, columns=names)
 
 
-def without_ratings(data: Ratings, cells: np.ndarray) -> Ratings:
-    """``data`` without the ratings at ``cells`` (rows of (unit, rater) positions); units left
-    with fewer than two ratings and raters left with none drop out."""
-    values = data.values.copy()
-    values[cells[:, 0], cells[:, 1]] = np.nan
-    values = values[(~np.isnan(values)).sum(axis=1) >= 2]
-    rated = ~np.isnan(values).all(axis=0)
-    return Ratings(values[:, rated], pd.RangeIndex(len(values)), data.raters[rated], data.categories, data.level, 0)
-
-
 def _group_jackknife(data: Ratings, groups: np.ndarray, cells: np.ndarray, names: pd.Index) -> pd.Series:
     r"""Delete-a-group jackknife variance :math:`(G-1)/G \sum_g (\hat\theta_{(g)} - \bar\theta)^2`
     of the coefficients ``names``, ``groups`` labelling each of ``cells`` with its group."""
@@ -120,7 +110,7 @@ def _group_jackknife(data: Ratings, groups: np.ndarray, cells: np.ndarray, names
     with np.errstate(divide="ignore", invalid="ignore"):
         for g, label in enumerate(labels):
             try:
-                rows[g] = coefficients(without_ratings(data, cells[groups == label])).reindex(names).to_numpy()
+                rows[g] = coefficients(data.without(cells[groups == label])).reindex(names).to_numpy()
             except (InsufficientDataError, ValueError, np.linalg.LinAlgError):
                 pass
     values = pd.DataFrame(rows, columns=names)
@@ -130,7 +120,8 @@ def _group_jackknife(data: Ratings, groups: np.ndarray, cells: np.ndarray, names
 def rater_variance(data: Ratings, names: pd.Index, random_seed=None) -> pd.Series:
     r"""The raters' share of each coefficient's variance, :math:`\max(V_R - V_C, 0)` of the module
     docstring, for the coefficients in :data:`RATERS_RANDOM` and alpha; 0 for the others and with
-    fewer than three raters."""
+    fewer than three raters. A coefficient left undefined by one of the deletions (every
+    remaining rating equal, say) gets NaN here and keeps the units' interval."""
     out = pd.Series(0.0, index=names)
     random = [n for n in names if n in RATERS_RANDOM or n.startswith("alpha_")]
     if len(data.raters) < 3 or not random:

@@ -80,6 +80,15 @@ class Ratings:
         rated = ~np.isnan(values).all(axis=0)
         return Ratings(values[:, rated], pd.RangeIndex(len(rows)), self.raters[rated], self.categories, self.level, 0)
 
+    def without(self, cells: np.ndarray) -> Ratings:
+        """These ratings less those at ``cells`` (rows of (unit, rater) positions), as new units;
+        units left with fewer than two ratings and raters left with none drop out."""
+        values = self.values.copy()
+        values[cells[:, 0], cells[:, 1]] = np.nan
+        values = values[(~np.isnan(values)).sum(axis=1) >= 2]
+        rated = ~np.isnan(values).all(axis=0)
+        return Ratings(values[:, rated], pd.RangeIndex(len(values)), self.raters[rated], self.categories, self.level, 0)
+
 
 def check_level(level: str) -> str:
     """``level`` if it is one of :data:`LEVELS`; else an error that lists them."""

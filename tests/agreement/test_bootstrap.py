@@ -13,7 +13,6 @@ from bayes_raters.agreement.bootstrap import (
     bootstrap_intervals,
     coefficients,
     rater_variance,
-    without_ratings,
 )
 from bayes_raters.agreement.layout import agreement_ratings
 from bayes_raters.agreement.simulate import simulate_agreement
@@ -82,7 +81,7 @@ def test_without_ratings_drops_units_left_with_one_rating():
                          "score": [1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 5.0]})
     data = agreement_ratings(long, "interval")
     a = list(data.raters).index("a")
-    smaller = without_ratings(data, np.array([[list(data.units).index(1), a]]))
+    smaller = data.without(np.array([[list(data.units).index(1), a]]))
     assert smaller.values.shape == (2, 3) and (~np.isnan(smaller.values)).sum() == 5
-    only_b = without_ratings(data, np.argwhere(~np.isnan(data.values[:, [a]])) * [1, 0] + [0, a])
+    only_b = data.without(np.argwhere(~np.isnan(data.values[:, [a]])) * [1, 0] + [0, a])
     assert list(only_b.raters) == ["b", "c"] and len(only_b.values) == 2
