@@ -75,24 +75,29 @@ def joint_map(table: pd.DataFrame) -> tuple[dict, float]:
 def oracle_b(table: pd.DataFrame, truth: dict) -> pd.Series:
     """The best any estimator of the difficulties can do on these answers: each item's posterior
     mean of b given the **true** abilities and slope, under the simulation's own two-cluster
-    prior (0.7 N(-0.5, 0.8^2) + 0.3 N(1.5, 0.5^2)), on a grid of 401 points over [-6, 6]. Its
-    corr(b) is the ceiling for corr(b) of a fit that must also learn theta and a."""
+    prior (``simulate.HARD_ITEMS``, ``OTHER_ITEMS``: 0.3 N(1.5, 0.5^2) + 0.7 N(-0.5, 0.8^2)), on a
+    grid of 401 points over [-6, 6]. Its corr(b) is the ceiling for corr(b) of a fit that must
+    also learn theta and a."""
+    from scipy import stats
+
+    from bayes_raters.leaderboard.model import answer_matrix
+    from bayes_raters.leaderboard.simulate import HARD_ITEMS, OTHER_ITEMS
+
     grid = np.linspace(-6, 6, 401)
-    prior = np.log(0.7 * np.exp(-0.5 * ((grid + 0.5) / 0.8) ** 2) / 0.8 + 0.3 * np.exp(-0.5 * ((grid - 1.5) / 0.5) ** 2) / 0.5)
-    systems, s = np.unique(table["respondent"], return_inverse=True)
-    items, j = np.unique(table["item"], return_inverse=True)
-    y = np.full((len(items), len(systems)), np.nan)
-    y[j, s] = table["correct"].to_numpy()
-    theta, a = truth["theta"].reindex(systems).to_numpy(), truth["a"].reindex(items).to_numpy()
-    out = np.empty(len(items))
-    for start in range(0, len(items), 50):
+    prior = np.log(sum(share * stats.norm.pdf(grid, mean, sd) for share, mean, sd in (HARD_ITEMS, OTHER_ITEMS)))
+    data = answer_matrix(table)
+    y = data.answers_t.astype(float)  # items x systems, -1 not answered
+    theta, a = truth["theta"].reindex(data.systems).to_numpy(), truth["a"].reindex(data.items).to_numpy()
+    out = np.empty(len(data.items))
+    for start in range(0, len(data.items), 50):
         block = slice(start, start + 50)
         eta = a[block, None, None] * (theta[None, :, None] - grid[None, None, :])  # items x systems x grid
-        ll = np.where(np.isnan(y[block, :, None]), 0.0, np.nan_to_num(y[block, :, None]) * eta - np.logaddexp(0, eta)).sum(1)
+        answer = y[block, :, None]
+        ll = np.where(answer < 0, 0.0, answer * eta - np.logaddexp(0, eta)).sum(1)
         log_post = ll + prior
         weights = np.exp(log_post - log_post.max(1, keepdims=True))
         out[block] = (weights @ grid) / weights.sum(1)
-    return pd.Series(out, items)
+    return pd.Series(out, data.items)
 
 
 def nuts_fit(table: pd.DataFrame, sampler: str, tune: int, draws: int, seed: int, low_rank: bool = False):

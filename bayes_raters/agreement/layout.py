@@ -76,16 +76,18 @@ class Ratings:
     def subset(self, rows: np.ndarray) -> Ratings:
         """The units at ``rows`` (repeats allowed: a bootstrap sample), as new units; raters
         left with no rating drop out."""
-        values = self.values[rows]
-        rated = ~np.isnan(values).all(axis=0)
-        return Ratings(values[:, rated], pd.RangeIndex(len(rows)), self.raters[rated], self.categories, self.level, 0)
+        return self._rebuilt(self.values[rows])
 
     def without(self, cells: np.ndarray) -> Ratings:
         """These ratings less those at ``cells`` (rows of (unit, rater) positions), as new units;
         units left with fewer than two ratings and raters left with none drop out."""
         values = self.values.copy()
         values[cells[:, 0], cells[:, 1]] = np.nan
-        values = values[(~np.isnan(values)).sum(axis=1) >= 2]
+        return self._rebuilt(values[(~np.isnan(values)).sum(axis=1) >= 2])
+
+    def _rebuilt(self, values: np.ndarray) -> Ratings:
+        """Ratings of these raters and scale from a units x raters ``values`` (its rows new
+        units); raters with no rating in it drop out."""
         rated = ~np.isnan(values).all(axis=0)
         return Ratings(values[:, rated], pd.RangeIndex(len(values)), self.raters[rated], self.categories, self.level, 0)
 

@@ -11,6 +11,9 @@ from scipy import special
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.results import seeded_rng
 
+#: The difficulties' two-cluster mixture: (share, mean, SD) of the hard items and of the others.
+HARD_ITEMS, OTHER_ITEMS = (0.3, 1.5, 0.5), (0.7, -0.5, 0.8)
+
 
 def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05, flat_share: float = 0.03,
                          random_seed=None) -> tuple[pd.DataFrame, dict]:
@@ -50,8 +53,8 @@ def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05,
         raise InvalidInputError(f"missing must lie in [0, 1) and flat_share in [0, 1], got {missing} and {flat_share}.")
     rng = seeded_rng(random_seed)
     theta = (rng.gamma(2.0, 1.0, n_systems) - 2.0) / np.sqrt(2.0)
-    hard = rng.random(n_items) < 0.3
-    b = np.where(hard, rng.normal(1.5, 0.5, n_items), rng.normal(-0.5, 0.8, n_items))
+    hard = rng.random(n_items) < HARD_ITEMS[0]
+    b = np.where(hard, rng.normal(*HARD_ITEMS[1:], n_items), rng.normal(*OTHER_ITEMS[1:], n_items))
     a = rng.lognormal(0.0, 0.4, n_items)
     a[rng.random(n_items) < flat_share] = 0.05
     p = special.expit(a[None, :] * (theta[:, None] - b[None, :]))
