@@ -46,3 +46,14 @@ def test_the_report_is_the_worst_case():
     assert report.max_r_hat == pytest.approx(float(az.rhat(post).to_array().max()), rel=1e-8)
     assert report.min_ess_bulk == pytest.approx(float(az.ess(post).to_array().min()), rel=1e-8)
     assert report.divergences == 0 and report.chains == 2 and report.draws == 400
+
+
+def test_doubled_ranks_are_twice_scipys_average_ranks_with_ties():
+    from scipy import stats
+
+    from bayes_raters.leaderboard.convergence import _doubled_ranks
+
+    rng = np.random.default_rng(5)
+    flat = np.round(rng.normal(size=(7, 301)), 1)  # many ties
+    flat[3] = 2.0  # all tied
+    np.testing.assert_array_equal(_doubled_ranks(flat), 2 * stats.rankdata(flat, axis=1))

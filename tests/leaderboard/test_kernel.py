@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from bayes_raters.leaderboard.kernel import item_pass, system_pass
+from bayes_raters.leaderboard.kernel import _exp_nonpositive, item_pass, system_pass
 
 
 def _case(seed=0, n_systems=23, n_items=71):
@@ -50,3 +50,22 @@ def test_item_pass_is_the_loglik_gradient_and_information_per_item_in_log_a_and_
     up = item_pass(np.ascontiguousarray(answers.T), theta, a, b + step)[0]
     down = item_pass(np.ascontiguousarray(answers.T), theta, a, b - step)[0]
     np.testing.assert_allclose((up - down) / (2 * step), grad[:, 1], rtol=1e-4, atol=1e-6)
+
+
+def test_the_vectorisable_exponential_matches_numpy_to_1e_14_down_to_its_floor():
+    x = np.concatenate([np.linspace(-40, 0, 4001), -np.logspace(-12, 0, 50), [0.0]])
+    got = np.array([_exp_nonpositive(v) for v in x])
+    np.testing.assert_allclose(got, np.exp(x), rtol=1e-14, atol=0)
+    assert _exp_nonpositive(-300.0) == _exp_nonpositive(-40.0)  # floored where 1 + e^x == 1 anyway
+
+
+def test_passes_stay_exact_for_answers_far_from_the_items():
+    """|eta| up to 80: the floored exponential changes no sum beyond rounding."""
+    answers, theta, a, b = _case(2)
+    theta = theta * 12.0
+    _, ll, resid, w = _reference(answers, theta, a, b)
+    got = system_pass(answers, theta, a, b)
+    assert np.abs(a * (theta[:, None] - b)).max() > 40
+    np.testing.assert_allclose(got[0], ll.sum(1), rtol=1e-10)
+    np.testing.assert_allclose(got[1], (resid * a).sum(1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[2], (w * a**2).sum(1), rtol=1e-10, atol=1e-15)
