@@ -124,15 +124,6 @@ def _tail_ess(rows: np.ndarray) -> np.ndarray:
     return np.minimum(*(_ess(_split((rows <= q[:, None, None]).astype(float))) for q in quantiles))
 
 
-def diagnostics(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rank-normalised split R-hat, bulk ESS and tail ESS of (chains, draws, P), per parameter,
-    sharing one rank normalisation between R-hat and bulk ESS."""
-    rows = _rows(values)
-    split = _split(rows)
-    z_split = _z_scale(split)
-    return _folded_rhat(split, z_split), _ess(z_split), _tail_ess(rows)
-
-
 def rank_rhat(values: np.ndarray) -> np.ndarray:
     """Rank-normalised split R-hat of (chains, draws, P), per parameter."""
     split = _split(_rows(values))
@@ -149,16 +140,24 @@ def tail_ess(values: np.ndarray) -> np.ndarray:
     return _tail_ess(_rows(values))
 
 
-def leaderboard_report(posterior: xr.Dataset, var_names) -> ConvergenceReport:
+def leaderboard_report(posterior: xr.Dataset, var_names, *, stop_at_r_hat: float | None = None) -> ConvergenceReport:
     """The fit's :class:`~bayes_raters.sampling.ConvergenceReport` over ``var_names`` (worst R-hat,
-    smallest bulk and tail ESS; no divergences: the sampler takes no Hamiltonian steps)."""
+    smallest bulk and tail ESS; no divergences: the sampler takes no Hamiltonian steps).
+
+    ``stop_at_r_hat``: as soon as a variable's largest R-hat exceeds it, return with that R-hat
+    and the ESS left NaN (the report fails either way). The fit uses it for the checks that only
+    decide whether to draw more; about half of a check's time is the ESS."""
     r_hat, bulk, tail = [], [], []
     for name in var_names:
         array = posterior[name].astype(float)
-        values = array.transpose("chain", "draw", ...).values.reshape(array.sizes["chain"], array.sizes["draw"], -1)
-        r_hat_p, bulk_p, tail_p = diagnostics(values)
-        r_hat.append(np.nanmax(r_hat_p))
-        bulk.append(np.nanmin(bulk_p))
-        tail.append(np.nanmin(tail_p))
-    return ConvergenceReport(max_r_hat=float(max(r_hat)), min_ess_bulk=float(min(bulk)), min_ess_tail=float(min(tail)),
+        rows = _rows(array.transpose("chain", "draw", ...).values.reshape(array.sizes["chain"], array.sizes["draw"], -1))
+        split = _split(rows)
+        z_split = _z_scale(split)
+        r_hat.append(float(np.nanmax(_folded_rhat(split, z_split))))
+        if stop_at_r_hat is not None and r_hat[-1] > stop_at_r_hat:
+            bulk, tail = [float("nan")], [float("nan")]
+            break
+        bulk.append(float(np.nanmin(_ess(z_split))))
+        tail.append(float(np.nanmin(_tail_ess(rows))))
+    return ConvergenceReport(max_r_hat=max(r_hat), min_ess_bulk=min(bulk), min_ess_tail=min(tail),
                              divergences=0, chains=posterior.sizes["chain"], draws=posterior.sizes["draw"])

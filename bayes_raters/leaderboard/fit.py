@@ -17,7 +17,7 @@ from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_mo
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain
 from bayes_raters.results import seeded_rng
-from bayes_raters.sampling import resolve_progressbar, warn_if_not_converged
+from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_converged
 
 #: ``draws=None``: sample :data:`AUTO_DRAWS` draws per chain, and :data:`AUTO_EXTEND` more while
 #: the convergence check fails, up to :data:`AUTO_MAX_DRAWS`. The first 700 usually fail only the
@@ -110,8 +110,9 @@ def fit_leaderboard(
             blocks[chain].append(run.sample(block, _progress(name, "draws", chain, chains, block) if show else None))
         outputs = [{key: np.concatenate([b[key] for b in chain_blocks]) for key in chain_blocks[0]} for chain_blocks in blocks]
         idata = leaderboard_tree(data, outputs, name)
-        report = leaderboard_report(idata["posterior"].to_dataset(), checked)
-        if draws is not None or report.converged or report.draws + AUTO_EXTEND > AUTO_MAX_DRAWS:
+        last = draws is not None or len(outputs[0]["theta"]) + AUTO_EXTEND > AUTO_MAX_DRAWS
+        report = leaderboard_report(idata["posterior"].to_dataset(), checked, stop_at_r_hat=None if last else R_HAT_MAX)
+        if last or report.converged:
             break
         block = AUTO_EXTEND
     if show:

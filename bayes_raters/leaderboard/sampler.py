@@ -156,7 +156,7 @@ def _from_coordinates(x: np.ndarray, state: State, two_pl: bool) -> tuple[np.nda
     return state.log_a, x[:, 0]
 
 
-def _item_newton(answers_t, theta, x, state: State, two_pl: bool):
+def _item_newton(answers_t, theta, x, state: State, two_pl: bool, passed: tuple | None = None):
     r"""Log target, Newton point and metric G (items, k, k) of every item's conditional at ``x``.
     The 2PL works in the slope-intercept coordinates :math:`(\alpha, d) = (\log a, -ab)`, where
     the likelihood is a logistic regression on :math:`(a\theta, 1)` and nearly Gaussian even for
@@ -164,10 +164,12 @@ def _item_newton(answers_t, theta, x, state: State, two_pl: bool):
     Newton proposal cannot follow: items there kept a bulk ESS of 2-6 in 300 sweeps on 100 x 2,000).
     Target: :math:`\ell + \log N(\alpha; \mu_{\log a}, \sigma_{\log a}) + \log N(-d/a; \mu_b,
     \sigma_b) - \alpha` (the last term the Jacobian of :math:`b = -d/a`); metric: the Fisher
-    information plus the prior's Gauss-Newton term. Returns the accepted-state parts too."""
+    information plus the prior's Gauss-Newton term. Returns the accepted-state parts too.
+    ``passed``: the item pass's ``(ll, g, info)`` at these items and abilities when already known
+    (the previous item update's accepted values), which saves one pass over the answers."""
     log_a, b = _from_coordinates(x, state, two_pl)
     a = np.exp(log_a)
-    ll, g, info = item_pass(answers_t, theta, a, b)
+    ll, g, info = item_pass(answers_t, theta, a, b) if passed is None else passed
     target = ll + _log_item_prior(log_a, b, state, two_pl)
     z = (b - state.b_mean) / state.b_sigma**2
     inv_var = 1.0 / state.b_sigma**2
@@ -239,7 +241,8 @@ ITEM_STEPS = (1.0, 0.3)
 INDEPENDENT_SHARE = 0.5
 
 
-def update_items(answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None) -> tuple:
+def update_items(answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None,
+                 passed: tuple | None = None) -> tuple:
     r"""Step 2: every item by one Metropolis-Hastings move from a mixture of kernels, the kernel
     drawn per item and sweep independently of the state (each kernel leaves the conditional
     invariant, so the mixture does):
@@ -251,13 +254,15 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
     * after warmup, with probability 1/2, the independence proposal ``independent``
       (:class:`IndependenceProposal`) instead.
 
-    Returns the accepted items' (gradient, information) for the 1PL's common-slope step and
-    stores each item's log-likelihood at the accepted values."""
+    Returns the accepted items' (gradient, information) for the 1PL's common-slope step and the
+    next item update (``passed``: the pass at the current items, when the abilities and items are
+    those it was computed at), and stores each item's log-likelihood at the accepted values."""
     theta, n_items = state.theta, len(state.b)
     x = item_coordinates(state, two_pl)
     h = rng.choice(ITEM_STEPS, size=n_items)
     var_scale = h * (2 - h)
-    target, parts, newton, metric = _item_newton(answers_t, theta, x, state, two_pl)
+    known = None if passed is None else (state.item_loglik,) + tuple(passed)
+    target, parts, newton, metric = _item_newton(answers_t, theta, x, state, two_pl, known)
     mean = x + h[:, None] * (newton - x)
     proposal = _gauss_draw(mean, metric, var_scale, rng)
     use_ind = np.zeros(n_items, bool) if independent is None else rng.random(n_items) < INDEPENDENT_SHARE
@@ -406,8 +411,9 @@ def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: Inde
 
 def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None) -> None:
     update_theta(answers, state, rng)
-    for _ in range(ITEM_UPDATES):
-        parts = update_items(answers_t, state, rng, two_pl, independent)
+    parts = None
+    for _ in range(ITEM_UPDATES):  # nothing changes between them but the items: each starts from the last one's pass
+        parts = update_items(answers_t, state, rng, two_pl, independent, parts)
     if not two_pl:
         update_common_slope(answers_t, state, rng, parts)
     shift_move(state, rng)

@@ -61,13 +61,23 @@ def _reference(ratings, system, p):
     return pd.DataFrame(out, columns=["loglik", "mean", "var", "m"])
 
 
-@pytest.mark.parametrize("shift", [0.0, 0.4])
-def test_marginal_likelihood_and_prmse_match_integration_over_t(shift):
+_COMPUTED = ["mu", "sigma_T", "alpha", "beta", "tau", "rater_offset", "sigma_rater", "marginal_likelihood", "mse_true", "true_score_variance"]
+
+
+@pytest.fixture(scope="module")
+def compiled_model():
+    """The model of ``_data(5)`` and one compiled function of the quantities compared (built
+    once for both shifts: the compilation is most of the test's time)."""
     ratings, system = _data(5)
     model = build_true_score_model(ratings, system, observation="ordinal", score_range=(1, 6), rater_effects=True, rater_error="rater")
-    names = ["mu", "sigma_T", "alpha", "beta", "tau", "rater_offset", "sigma_rater", "marginal_likelihood", "mse_true", "true_score_variance"]
-    outputs = model.replace_rvs_by_values([model[name] for name in names])
-    evaluate = pytensor.function(model.value_vars, outputs, on_unused_input="ignore")
+    outputs = model.replace_rvs_by_values([model[name] for name in _COMPUTED])
+    return ratings, system, model, pytensor.function(model.value_vars, outputs, on_unused_input="ignore")
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.4])
+def test_marginal_likelihood_and_prmse_match_integration_over_t(shift, compiled_model):
+    ratings, system, model, evaluate = compiled_model
+    names = _COMPUTED
     point = {key: value + shift for key, value in model.initial_point().items()}
     values = dict(zip(names, evaluate(*[point[v.name] for v in model.value_vars])))
     raters = list(model.coords["rater"])

@@ -57,3 +57,14 @@ def test_doubled_ranks_are_twice_scipys_average_ranks_with_ties():
     flat = np.round(rng.normal(size=(7, 301)), 1)  # many ties
     flat[3] = 2.0  # all tied
     np.testing.assert_array_equal(_doubled_ranks(flat), 2 * stats.rankdata(flat, axis=1))
+
+
+def test_a_check_told_to_stop_at_a_failing_r_hat_leaves_the_ess_out_and_still_fails():
+    rng = np.random.default_rng(2)
+    apart = rng.normal(size=(2, 300, 4)) + np.array([0.0, 0.5])[:, None, None]  # chains disagree
+    post = xr.Dataset({"apart": (("chain", "draw", "p"), apart), "fine": (("chain", "draw", "q"), rng.normal(size=(2, 300, 3)))})
+    full = leaderboard_report(post, ["apart", "fine"])
+    stopped = leaderboard_report(post, ["apart", "fine"], stop_at_r_hat=1.01)
+    assert full.max_r_hat > 1.01 and np.isfinite(full.min_ess_bulk)
+    assert stopped.max_r_hat == full.max_r_hat and np.isnan(stopped.min_ess_bulk) and not stopped.converged
+    assert leaderboard_report(post, ["fine"], stop_at_r_hat=1.01) == leaderboard_report(post, ["fine"])  # passing: complete

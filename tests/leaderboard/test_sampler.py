@@ -40,6 +40,22 @@ def test_group_moves_leave_the_likelihood_unchanged_and_move_the_scale():
     assert moved >= 5 and not np.allclose(state.theta, theta0) and not np.allclose(state.log_a, log_a0)
 
 
+@pytest.mark.parametrize("two_pl", [True, False])
+def test_an_item_update_hands_the_next_one_the_pass_at_the_accepted_items(two_pl):
+    """The second item update of a sweep starts from the first one's pass instead of a new one:
+    what it is handed must be the pass at the state the first update left."""
+    data, state = _state(3)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        passed = blocked.update_items(data.answers_t, state, rng, two_pl)
+        assert 0.05 < state.accepted["items"] < 1.0  # some items moved, some stayed
+        ll, g, info = item_pass(data.answers_t, state.theta, np.exp(state.log_a), state.b)
+        np.testing.assert_allclose(state.item_loglik, ll, rtol=1e-12)
+        np.testing.assert_allclose(passed[0], g, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(passed[1], info, rtol=1e-12, atol=1e-12)
+        blocked.update_items(data.answers_t, state, rng, two_pl, passed=passed)
+
+
 def test_the_sigma_draw_is_its_conditional():
     """sigma | deviations, sigma ~ N+(scale): the generalised inverse Gaussian draw against the
     numerically normalised density sigma^-n exp(-sum d^2 / (2 sigma^2) - sigma^2 / (2 scale^2))."""
