@@ -27,7 +27,8 @@ every slope). Measured figures: ``models/leaderboards.md``.
 the same answers in the same run, by a Python 3.11 interpreter that has py-irt
 (``benchmarks/pyirt_fit.py`` says how to make one).
 
-Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 200 10000] [--seed 1] [--nuts] [--pyirt /tmp/pyirt/bin/python]``.
+Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 200 10000] [--seed 1] [--nuts] [--pyirt /tmp/pyirt/bin/python]``;
+``--seeds 2 3 4`` instead fits each seed with the defaults beside the slopes-learned ceiling.
 """
 
 from __future__ import annotations
@@ -214,6 +215,31 @@ def blocked_fit(table: pd.DataFrame, truth: dict, seed: int, seconds_map: float)
     print(f"  flat items (true a = 0.05) flagged: {flagged:.3f} of {len(flat)}; items with true a > 0.5 flagged flat or backwards: {false_flags}")
 
 
+def seed_rows(shape: tuple[int, int], seeds: list[int]) -> None:
+    """The default's robustness over seeds: per seed, ``fit_leaderboard`` with its defaults (wall
+    time, draws needed, convergence, corr(b), coverage of b on the model's scale) beside the
+    ceiling with the slopes learned (``oracle_b_slopes_learned``)."""
+    from bayes_raters.leaderboard import fit_leaderboard, simulate_leaderboard
+
+    for seed in seeds:
+        table, truth = simulate_leaderboard(*shape, random_seed=seed)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit_leaderboard(table, random_seed=seed, progressbar=False)
+        seconds = time.perf_counter() - start
+        report, items = result.convergence, result.item_table()
+        sharp = (truth["a"] > 0.2).to_numpy()
+        theta = truth["theta"]
+        on_scale = ((truth["b"] - theta.mean()) / theta.std(ddof=0)).reindex(items.index)
+        covered = float(((items["b_lower"] <= on_scale) & (on_scale <= items["b_upper"])).mean())
+        ceiling = recovery(oracle_b_slopes_learned(table, truth), truth["b"].to_numpy(), sharp)
+        print(f"seed {seed}: fit_leaderboard {seconds:.1f} s, {report.draws} draws per chain, converged {report.converged}, "
+              f"max R-hat {report.max_r_hat:.4f}, min bulk ESS {report.min_ess_bulk:.0f}, min tail ESS {report.min_ess_tail:.0f}, "
+              f"corr(b) {recovery(items['b_mean'], truth['b'].to_numpy(), sharp):.4f} (ceiling, slopes learned: {ceiling:.4f}), "
+              f"coverage of b {covered:.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shape", type=int, nargs=2, default=(100, 2000), metavar=("SYSTEMS", "ITEMS"))
@@ -225,10 +251,15 @@ def main() -> None:
     parser.add_argument("--pyirt", metavar="PYTHON", default=None,
                         help="a Python 3.11 interpreter with py-irt: its SVI fit in the same run (benchmarks/pyirt_fit.py)")
     parser.add_argument("--low-rank", action="store_true", help="nutpie's low-rank mass-matrix adaptation (--nuts)")
+    parser.add_argument("--seeds", type=int, nargs="+", metavar="SEED",
+                        help="instead: fit_leaderboard's defaults and the slopes-learned ceiling on each of these seeds")
     args = parser.parse_args()
     from bayes_raters.leaderboard import simulate_leaderboard
 
     print(machine_line())
+    if args.seeds:
+        seed_rows(tuple(args.shape), args.seeds)
+        return
     table, truth = simulate_leaderboard(*args.shape, random_seed=args.seed)
     print(f"{args.shape[0]} systems x {args.shape[1]} items, {len(table):,} answers")
     point, seconds = joint_map(table)

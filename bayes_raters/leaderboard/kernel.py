@@ -22,7 +22,7 @@ pass over both cores (2026-11-29), where the same loops calling ``math.exp`` per
 LLVM cannot vectorise without Intel's SVML (absent from this llvmlite build), took 16.6 and
 16.0 ms; a ``log1p`` per answer 37 ms, and the same sums in numpy on the masked dense matrix
 (``np.logaddexp``, ``scipy.special.expit``, row sums) 163 ms (2026-11-28). The sampler makes
-seven passes per sweep. PyTensor's compiled graph of the joint model evaluates the same sums but
+six passes per sweep. PyTensor's compiled graph of the joint model evaluates the same sums but
 couples every parameter into one gradient, which is what NUTS needed 60 leapfrog steps per draw
 for (``benchmarks/bench_leaderboard.py``).
 """
