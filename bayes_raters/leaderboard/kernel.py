@@ -17,8 +17,10 @@ one fused Numba pass computes all three quantities with one exponential per answ
 ``log`` per 32 answers (of the product of the :math:`1 + e^{-|\eta|}`), no temporaries. The
 answers of one row are taken in blocks of 32 with no branch (a missing answer is multiplied by a
 mask of 0), and the exponential is :func:`_exp_nonpositive`, arithmetic only, so that LLVM
-vectorises the block over four answers at a time (AVX2): 7.8 ms a system pass and 8.3 ms an item
-pass over both cores (2026-11-29), where the same loops calling ``math.exp`` per answer, which
+vectorises the block over four answers at a time (AVX2): 5.9 ms a system pass and 6.5 ms an item
+pass over both cores (2026-11-29; 7.8 and 8.3 ms with ``math.floor``, which returns an integer,
+in the reduction: AVX2 cannot convert doubles to 64-bit integers in vector registers, so
+``np.floor``, a double), where the same loops calling ``math.exp`` per answer, which
 LLVM cannot vectorise without Intel's SVML (absent from this llvmlite build), took 16.6 and
 16.0 ms; a ``log1p`` per answer 37 ms, and the same sums in numpy on the masked dense matrix
 (``np.logaddexp``, ``scipy.special.expit``, row sums) 163 ms (2026-11-28). The sampler makes
@@ -57,7 +59,7 @@ def _exp_nonpositive(x: float) -> float:
     :math:`2^{-32}, 2^{-16}, \dots, 2^{-1}` picked by the binary digits of :math:`-k`. Selects and
     multiplications only, so a loop calling it vectorises (see the module docstring)."""
     x = max(x, _EXP_FLOOR)
-    k = math.floor(x * _LOG2_E + 0.5)
+    k = np.floor(x * _LOG2_E + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
     poly = 1.0 / 39916800.0  # Horner, unrolled (a loop over a tuple here stops vectorisation)
     poly = poly * r + 1.0 / 3628800.0
