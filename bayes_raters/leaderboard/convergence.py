@@ -135,6 +135,13 @@ def bulk_ess(values: np.ndarray) -> np.ndarray:
     return _ess(_z_scale(_split(_rows(values))))
 
 
+def rhat_and_bulk_ess(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rank_rhat` and :func:`bulk_ess` of (chains, draws, P) from one rank normalisation."""
+    split = _split(_rows(values))
+    z_split = _z_scale(split)
+    return _folded_rhat(split, z_split), _ess(z_split)
+
+
 def tail_ess(values: np.ndarray) -> np.ndarray:
     """Tail ESS of (chains, draws, P), per parameter."""
     return _tail_ess(_rows(values))

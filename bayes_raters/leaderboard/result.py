@@ -11,7 +11,7 @@ import xarray as xr
 from scipy import special
 
 from bayes_raters.irt.slopes import rest_correlations
-from bayes_raters.leaderboard.convergence import bulk_ess, rank_rhat
+from bayes_raters.leaderboard.convergence import rhat_and_bulk_ess
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
@@ -96,8 +96,9 @@ class LeaderboardResult(FitResult):
         table["rest_corr"], table["rest_corr_upper"] = rest["rest_corr"], rest["rest_corr_upper"]
         table["p_flat"] = (self._slopes(post) < FLAT_A).mean(("chain", "draw")).to_series().reindex(table.index).to_numpy()
         checked = [post[name].astype(float).transpose("chain", "draw", "item").values for name in (("a", "b") if "a" in post else ("b",))]
-        table["r_hat"] = np.max([rank_rhat(values) for values in checked], axis=0)
-        table["ess_bulk"] = np.min([bulk_ess(values) for values in checked], axis=0)
+        diagnosed = [rhat_and_bulk_ess(values) for values in checked]
+        table["r_hat"] = np.max([r_hat for r_hat, _ in diagnosed], axis=0)
+        table["ess_bulk"] = np.min([bulk for _, bulk in diagnosed], axis=0)
         backwards = (rest["rest_corr_upper"] < 0).to_numpy()
         weak = rest["contradicts_slope"].fillna(False).to_numpy(bool) | (table["p_flat"] > FLAT_PROB).to_numpy()
         flag = np.where(backwards, "backwards", np.where(weak, "flat", ""))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayes_raters.leaderboard.convergence import bulk_ess, leaderboard_report, rank_rhat, tail_ess
+from bayes_raters.leaderboard.convergence import bulk_ess, leaderboard_report, rank_rhat, rhat_and_bulk_ess, tail_ess
 
 
 def _draws(draws: int, seed: int = 0) -> np.ndarray:
@@ -33,6 +33,9 @@ def test_rhat_and_ess_equal_arviz(draws):
         expected = {"rhat": az.rhat(data)["x"].values, "bulk": az.ess(data)["x"].values,
                     "tail": az.ess(data, method="tail")["x"].values}
         got = {"rhat": rank_rhat(values), "bulk": bulk_ess(values), "tail": tail_ess(values)}
+        both = rhat_and_bulk_ess(values)
+    np.testing.assert_array_equal(both[0], got["rhat"])
+    np.testing.assert_array_equal(both[1], got["bulk"])
     for key in expected:
         np.testing.assert_allclose(got[key][:5], expected[key][:5], rtol=1e-8, err_msg=key)
     assert got["bulk"][5] == expected["bulk"][5] == 2 * (draws // 2) * 2  # a constant: the split draws, ArviZ's convention
