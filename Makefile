@@ -36,12 +36,8 @@ test: install
 validate: install
 	$(BIN)/python -m pytest -m slow -q --durations=0
 
-bench: install $(VENV)/.bench-stamp
+bench: install
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
-
-$(VENV)/.bench-stamp: pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	touch $@
 
 # The documentation site (docs/conf.py): API reference from the docstrings, the model cards and
 # the executed notebooks (their stored outputs), warnings as errors; CI builds it after make test.

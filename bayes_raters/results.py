@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 import warnings
 from pathlib import Path
 from typing import ClassVar
@@ -387,42 +386,3 @@ class FitResult:
             f"<{type(self).__name__}: {self.family}, {self._size()}; {report.chains} chains x {report.draws} draws; "
             f"{verdict}; groups {sorted(self.idata.children)}>"
         )
-
-
-class ModelName(str):
-    """A result's ``model`` name that can still be called, for one deprecation period, where
-    ``result.model()`` used to return the PyMC model (the pairwise result): calling it warns with a
-    :class:`DeprecationWarning` and returns ``call()``. As a string it is the plain name."""
-
-    def __new__(cls, name: str, call):
-        """The name ``name`` whose call warns and returns ``call()``."""
-        value = super().__new__(cls, name)
-        value._call = call
-        return value
-
-    def __call__(self):
-        """The PyMC model, as ``result.model()`` returned it before (warns)."""
-        warnings.warn("result.model is now the model's name; result.model() for the PyMC model is now result.pymc_model() "
-                      "(the old call will be removed).", DeprecationWarning, stacklevel=2)
-        return self._call()
-
-
-def renamed(function, old_name: str):
-    """``function`` under its earlier name ``old_name``: the same arguments and result, with a
-    :class:`DeprecationWarning` (every family's fit is now ``fit_<family>``: ``fit_irt``,
-    ``fit_polytomous``, ``fit_facets``, ``fit_pairwise``, ``fit_true_score``). The new function is
-    looked up in its module at each call."""
-    module, name = function.__module__, function.__name__
-
-    def alias(*args, **kwargs):
-        warnings.warn(f"{old_name} is now {name} (same arguments); the old name will be removed.", DeprecationWarning, stacklevel=2)
-        return getattr(sys.modules[module], name)(*args, **kwargs)
-
-    alias.__name__ = alias.__qualname__ = old_name
-    alias.__module__ = module
-    alias.__doc__ = (
-        f"The earlier name of :func:`{name}`: same arguments and result; warns (DeprecationWarning).\n\n"
-        f"Parameters\n----------\n*args, **kwargs\n    As for :func:`{name}`.\n\n"
-        f"Returns\n-------\nobject\n    The result of :func:`{name}`.\n"
-    )
-    return alias

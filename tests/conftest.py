@@ -25,14 +25,11 @@ def _import_the_whole_package() -> None:
     Importing every module first makes the examples the same in any order."""
     import importlib
     import pkgutil
-    import warnings
 
     import bayes_raters
 
-    with warnings.catch_warnings():  # a module kept at its earlier place warns on import (bayes_raters.plan)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for module in pkgutil.walk_packages(bayes_raters.__path__, "bayes_raters."):
-            importlib.import_module(module.name)
+    for module in pkgutil.walk_packages(bayes_raters.__path__, "bayes_raters."):
+        importlib.import_module(module.name)
 
 
 _import_the_whole_package()

@@ -18,7 +18,9 @@ from numpydoc.validate import validate
 
 from bayes_raters.results import FitResult
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+#: The pages whose Python code counts as a function's example: the README and the docs pages.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # The packages whose __all__ is the public API (the README's "Map" and the API pages).
 PUBLIC = ("bayes_raters", "bayes_raters.ctt", "bayes_raters.pairwise", "bayes_raters.irt", "bayes_raters.facets",
           "bayes_raters.leaderboard", "bayes_raters.agreement", "bayes_raters.data")
@@ -55,7 +57,7 @@ def _fits_a_model(function) -> bool:
 EXAMPLES = [pytest.param(name, marks=pytest.mark.slow) if _fits_a_model(f) else name for name, f in FUNCTIONS.items()]
 
 
-README_CODE = "\n".join(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S))
+README_CODE = "\n".join(block for page in PAGES for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
 
 
 def _called_in_readme(function) -> bool:
@@ -77,11 +79,9 @@ def test_public_function_has_parameters_and_returns(name):
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_public_function_example_runs(name):
     """The docstring's examples run and print what they show (``...`` stands for any text);
-    a function the README's Python code calls, and a deprecated alias, may go without one."""
+    a function the README's Python code calls may go without one."""
     function = FUNCTIONS[name]
     tests = [t for t in doctest.DocTestFinder(recurse=False).find(function, name, globs={}) if t.examples]
-    if not tests and (function.__doc__ or "").startswith("The earlier name of"):
-        return  # a deprecated alias (results.renamed): the function it names has the example
     if not tests:
         assert _called_in_readme(function), f"{name} has no Examples section and the README's code does not call it"
         return

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bayes_raters", "validation")
 
@@ -93,12 +95,10 @@ def test_the_library_never_imports_the_validation_package():
 
 #: The core: modules at the package's top level, which no family may be imported by.
 FAMILIES = ("ctt", "pairwise", "irt", "facets", "leaderboard", "cli", "examples")
-#: Top-level modules kept for one deprecation period at a family's earlier place.
-MOVED = {"bayes_raters.plan"}
 
 
 def test_the_core_imports_no_family():
-    core = {name: path for name, path in _modules("bayes_raters").items() if name.count(".") == 1 and path.name != "__init__.py" and name not in MOVED}
+    core = {name: path for name, path in _modules("bayes_raters").items() if name.count(".") == 1 and path.name != "__init__.py"}
     assert {"bayes_raters.sampling", "bayes_raters.results", "bayes_raters.quadrature"} <= set(core)
     offenders = [f"{path.relative_to(ROOT)}:{line} {module}" for path in core.values() for line, module, _ in _imports(path)
                  if module.split(".")[:2] in [["bayes_raters", family] for family in FAMILIES]]
@@ -190,25 +190,19 @@ def test_every_family_has_the_same_file_roles():
     assert not elsewhere, f"result classes outside a result module: {elsewhere}"
 
 
-def test_earlier_places_still_hand_over_the_new_objects_and_warn():
-    """For one deprecation period the modules and names that moved keep working: importing them
-    warns (DeprecationWarning) and gives the very objects of the new place. Run in a fresh
-    interpreter, since a module warns only when first imported."""
-    code = (
-        "import warnings\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        "    import bayes_raters.ctt.posterior as old_ctt\n"
-        "    import bayes_raters.plan as old_plan\n"
-        "    from bayes_raters.irt import fit_facets as old_fit_facets, FacetsResult as old_facets_result\n"
-        "import bayes_raters.ctt.fit, bayes_raters.ctt.result, bayes_raters.ctt.plan, bayes_raters.facets\n"
-        "same = [old_ctt.fit_true_score is bayes_raters.ctt.fit.fit_true_score,\n"
-        "        old_ctt.TrueScoreResult is bayes_raters.ctt.result.TrueScoreResult,\n"
-        "        old_plan.plan_double_scoring is bayes_raters.ctt.plan.plan_double_scoring,\n"
-        "        old_fit_facets is bayes_raters.facets.fit_facets, old_facets_result is bayes_raters.facets.FacetsResult]\n"
-        "print(same, sorted({str(w.message).split(' is ')[0] for w in seen if w.category is DeprecationWarning}))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/").stdout.strip()
-    assert out.startswith("[True, True, True, True, True]"), out
-    for old in ("bayes_raters.ctt.posterior", "bayes_raters.plan", "fit_facets", "FacetsResult"):
-        assert old in out, out
+def test_no_shim_is_left_at_an_earlier_place():
+    """Version 0.1.0 was never released, so nothing is kept at a place a name left (CHANGELOG.md
+    says where each went): the old modules and names are gone, not forwarding with a warning."""
+    import importlib
+
+    import bayes_raters.ctt
+    import bayes_raters.irt
+    import bayes_raters.pairwise
+    import bayes_raters.results
+
+    for module in ("bayes_raters.plan", "bayes_raters.ctt.posterior"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(module)
+    for package, name in [(bayes_raters.irt, "fit_facets"), (bayes_raters.irt, "FacetsResult"), (bayes_raters.ctt, "fit_true_score_model"),
+                          (bayes_raters.pairwise, "fit_pairwise_model"), (bayes_raters.results, "ModelName"), (bayes_raters.results, "renamed")]:
+        assert not hasattr(package, name), f"{package.__name__}.{name} is still there"

@@ -15,7 +15,9 @@ import pytest
 
 from bayes_raters.cli import EXAMPLE_COMMANDS, main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+CLI_PAGE = ROOT / "docs" / "cli.md"
 FITS = {  # module attribute the command imports at call time -> what it fits
     "bayes_raters.ctt.fit.fit_true_score": "true-score model",
     "bayes_raters.irt.fit_irt": "IRT model",
@@ -24,9 +26,11 @@ FITS = {  # module attribute the command imports at call time -> what it fits
 }
 
 
-def readme_commands() -> list[list[str]]:
-    """The block's commands, continuation lines joined, comments dropped, ``a && b`` split."""
-    section = README.read_text().split("## On the command line", 1)[1]
+def readme_commands(path: Path = CLI_PAGE) -> list[list[str]]:
+    """The first bash block's commands (of the command-line page, or of the README's section "On the
+    command line"), continuation lines joined, comments dropped, ``a && b`` split."""
+    text = path.read_text()
+    section = text.split("## On the command line", 1)[1] if path == README else text
     block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
     joined = re.sub(r"\\\n\s*", " ", block)
     commands = []
@@ -61,6 +65,14 @@ def test_the_readme_block_covers_every_command_and_the_example_list():
     assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "leaderboard", "plan", "agreement", "demo"}
     assert all(c[0] in ("bayes-raters", "cd") for c in commands)
     assert len(commands) >= 12
+
+
+def test_the_readme_lines_are_lines_of_the_page_that_runs():
+    """The README's five lines are among the command-line page's, so the runs below cover them."""
+    short = readme_commands(README)
+    assert len(short) == 6 and short[1][0] == "cd"  # five commands after the example files
+    page = readme_commands()
+    assert all(line in page for line in short), [line for line in short if line not in page]
 
 
 def _run_block(tmp_path, monkeypatch, capsys, *, full: bool) -> int:

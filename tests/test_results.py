@@ -344,31 +344,11 @@ def test_table_sds_are_the_sample_sd_that_arviz_reports():
     assert not np.allclose(table["sd"].to_numpy(), values.reshape(10, 3).std(axis=0, ddof=0), rtol=1e-3)
 
 
-@pytest.mark.parametrize(("module", "old", "new"), [
-    ("bayes_raters.ctt.fit", "fit_true_score_model", "fit_true_score"),
-    ("bayes_raters.pairwise.fit", "fit_pairwise_model", "fit_pairwise"),
-])
-def test_the_old_fit_names_warn_and_hand_everything_to_the_new_ones(monkeypatch, module, old, new):
-    """Every family's fit is ``fit_<family>``; the two earlier names stay as aliases that warn
-    and pass their arguments on unchanged."""
-    import importlib
-
-    mod = importlib.import_module(module)
-    seen = {}
-    monkeypatch.setattr(mod, new, lambda *args, **kwargs: seen.update(args=args, kwargs=kwargs) or "result")
-    with pytest.warns(DeprecationWarning, match=f"{old} is now {new}"):
-        assert getattr(mod, old)("ratings", system_scores="scores", random_seed=3) == "result"
-    assert seen == {"args": ("ratings",), "kwargs": {"system_scores": "scores", "random_seed": 3}}
-
-
-def test_pairwise_model_is_the_models_name_and_the_old_call_still_works(monkeypatch):
-    """``PairwiseResult.model`` names the model as on every result; ``pymc_model()`` rebuilds the PyMC
-    model; the earlier call ``model()`` warns and returns that model."""
+def test_pairwise_model_is_the_models_name(monkeypatch):
+    """``PairwiseResult.model`` names the model as on every result (a plain string);
+    ``pymc_model()`` rebuilds the PyMC model."""
     from bayes_raters.pairwise.result import PairwiseResult
 
     result = object.__new__(PairwiseResult)
     result.link = "probit"
-    monkeypatch.setattr(PairwiseResult, "pymc_model", lambda self: "the model")
-    assert result.model == "beta_latent_probit" and isinstance(result.model, str)
-    with pytest.warns(DeprecationWarning, match="pymc_model"):
-        assert result.model() == "the model"
+    assert result.model == "beta_latent_probit" and type(result.model) is str

@@ -37,7 +37,6 @@ _LAZY = {
     "build_true_score_model": "bayes_raters.ctt.model",
     "TrueScoreResult": "bayes_raters.ctt.result",
     "fit_true_score": "bayes_raters.ctt.fit",
-    "fit_true_score_model": "bayes_raters.ctt.fit",
 }
 __all__ += list(_LAZY)
 

@@ -28,7 +28,6 @@ from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.ctt.result import TrueScoreResult
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.persistence import frame_to_dataset
-from bayes_raters.results import renamed
 from bayes_raters.sampling import derived_rng, sample_model
 
 _NOT_STORED = {"true_score_mean", "true_score_sd"}  # O(N) per draw; computed on demand
@@ -243,5 +242,3 @@ def fit_true_score(
     idata.attrs["model"] = "bayes_raters true-score model with rater error"
     return TrueScoreResult(idata=idata, spec=spec, reports=reports)
 
-
-fit_true_score_model = renamed(fit_true_score, "fit_true_score_model")

@@ -5,10 +5,7 @@ response and generalized partial credit models for ordinal items; ``kernel`` the
 category probabilities), ``multidimensional`` (compensatory 2PL/3PL). Shared by the families:
 item diagnostics and information (``diagnostics``, ``plots``), local dependence (Yen's Q3),
 slopes that the data contradict (``slopes``), scale building and model comparison (``scale``),
-short forms (``short_form``). The many-facet rater model is its own family, :mod:`bayes_raters.facets`
-(its names are still importable from here for one deprecation period, with a warning)."""
-
-import warnings
+short forms (``short_form``). The many-facet rater model is its own family, :mod:`bayes_raters.facets`."""
 
 from bayes_raters.irt.binary.fit import fit_irt
 from bayes_raters.irt.binary.model import IRT_MODELS, build_irt_model, validate_responses
@@ -47,17 +44,3 @@ __all__ = [
     "simulate_responses",
     "validate_responses",
 ]
-
-#: Names that moved to :mod:`bayes_raters.facets` (issue 37: the many-facet model is a family of
-#: its own); importing them from here still works, with a DeprecationWarning.
-MOVED = {"FacetsResult", "build_facets_model", "fit_facets", "simulate_facet_ratings"}
-
-
-def __getattr__(name: str):
-    if name in MOVED:
-        import bayes_raters.facets
-
-        warnings.warn(f"bayes_raters.irt.{name} is now bayes_raters.facets.{name}; the old place will be removed.",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(bayes_raters.facets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

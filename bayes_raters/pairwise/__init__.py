@@ -10,7 +10,7 @@ planner of further comparisons (:func:`plan_pairwise`, :func:`top_k_probability`
 """
 
 from bayes_raters.pairwise.design import neighbour_pairs
-from bayes_raters.pairwise.fit import fit_pairwise, fit_pairwise_model
+from bayes_raters.pairwise.fit import fit_pairwise
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
 from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, plot_pairwise_plan, top_k_probability
@@ -35,7 +35,6 @@ __all__ = [
     "TrueSkill",
     "comparisons_to_stop",
     "fit_pairwise",
-    "fit_pairwise_model",
     "hits_to_pairs",
     "hits_to_scalars",
     "latent_values",

@@ -9,7 +9,6 @@ import xarray as xr
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 from bayes_raters.pairwise.result import PairwiseResult, judgement_inputs
-from bayes_raters.results import renamed
 from bayes_raters.sampling import sample_model
 
 
@@ -139,5 +138,3 @@ def fit_pairwise(
     idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(data)))
     return PairwiseResult(idata, data, report, link, options)
 
-
-fit_pairwise_model = renamed(fit_pairwise, "fit_pairwise_model")

@@ -5,7 +5,6 @@ values, forest plot, LOO, and the next pairs to annotate; the judgements stored 
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 
 import arviz as az
@@ -17,8 +16,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
-from bayes_raters.persistence import dataset_to_frame
-from bayes_raters.results import FitResult, ModelName, interval_table
+from bayes_raters.results import FitResult, interval_table
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc
 
 #: The validated judgement tables of :class:`~bayes_raters.pairwise.model.PairwiseData`.
@@ -61,10 +59,9 @@ class PairwiseResult(FitResult):
 
     @property
     def model(self) -> str:
-        """The model's name, ``"beta_latent_<link>"`` (``model`` names the model on every result). Called
-        as ``model()``, its earlier meaning, it warns (:class:`DeprecationWarning`) and returns
-        :meth:`pymc_model` (:class:`~bayes_raters.results.ModelName`)."""
-        return ModelName(f"beta_latent_{self.link}", self.pymc_model)
+        """The model's name, ``"beta_latent_<link>"`` (``model`` names the model on every result;
+        :meth:`pymc_model` rebuilds the PyMC model)."""
+        return f"beta_latent_{self.link}"
 
     def _log_likelihood(self) -> xr.Dataset:
         """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
@@ -139,14 +136,6 @@ class PairwiseResult(FitResult):
         table["n_items"] = self.data.systems.value_counts()
         return table.rename_axis("system").sort_values("system_value_mean", ascending=False)
 
-    def parameter_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
-        """The earlier name of ``summary(var_names=result.scalar_parameters)`` (lambda, epsilon, phi,
-        ...): the same table; warns with a :class:`DeprecationWarning` (``summary`` is the one name
-        on every result)."""
-        warnings.warn("parameter_table() is now summary(var_names=result.scalar_parameters); the old name will be removed.",
-                      DeprecationWarning, stacklevel=2)
-        return self.summary(var_names=self.scalar_parameters, ci_prob=ci_prob)
-
     def plot_forest(self, ci_prob: float = 0.9, combined: bool = True, **kwargs):
         """``az.plot_forest`` of s, items in ranked order, one line per item (chains pooled;
         ``combined=False`` draws each chain): thick the 50% interval, thin the ``ci_prob``
@@ -169,17 +158,11 @@ class PairwiseResult(FitResult):
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> PairwiseResult:
         data = judgements_from(tree, float(config["strength_max"]))
-        groups = {name: node.to_dataset() for name, node in tree.children.items() if not name.startswith("judgements_")}
-        idata = xr.DataTree.from_dict(groups)
+        idata = xr.DataTree.from_dict({name: node.to_dataset() for name, node in tree.children.items()})
         idata.attrs = dict(tree.attrs)
-        if "judgements_items" in tree.children:  # an older file: its inputs join constant_data as in a new fit
-            constant = idata["constant_data"].to_dataset() if "constant_data" in idata.children else xr.Dataset()
-            idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(data)))
         options = config.get("model_options", {})
         if "prior" in options:
             options["prior"] = tuple(options["prior"])
-        options.setdefault("ties", "epsilon" in idata["posterior"])  # files written before ties= existed
-        options.setdefault("parametrization", "differences" if "ability_difference" in idata["posterior"] else "values")
         return cls(idata, data, ConvergenceReport(**config["report"]), config["link"], options)
 
     def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
@@ -211,17 +194,11 @@ def judgement_inputs(data: PairwiseData) -> xr.Dataset:
 
 
 def judgements_from(tree: xr.DataTree, strength_max: float) -> PairwiseData:
-    """The :class:`PairwiseData` of a saved fit: from :func:`judgement_inputs` in constant_data, or
-    from the ``judgements_*`` groups of files written before 2026-11-28."""
-    if "judgements_items" in tree.children:
-        frames = {name: dataset_to_frame(tree[f"judgements_{name}"].to_dataset()) for name in JUDGEMENT_TABLES}
-        items = tree["judgements_items"].to_dataset()
-        per_item = {name: items[name].values for name in ("system", "group") if name in items}
-    else:
-        items = tree["constant_data"].to_dataset()
-        frames = {table: pd.DataFrame({name[len(table) + 1:]: items[name].values for name in items.data_vars
-                                       if items[name].dims == (f"{table}_row",)}) for table in JUDGEMENT_TABLES}
-        per_item = {name: items[f"item_{name}"].values for name in ("system", "group") if f"item_{name}" in items}
+    """The :class:`PairwiseData` of a saved fit, from :func:`judgement_inputs` in constant_data."""
+    items = tree["constant_data"].to_dataset()
+    frames = {table: pd.DataFrame({name[len(table) + 1:]: items[name].values for name in items.data_vars
+                                   if items[name].dims == (f"{table}_row",)}) for table in JUDGEMENT_TABLES}
+    per_item = {name: items[f"item_{name}"].values for name in ("system", "group") if f"item_{name}" in items}
     index = pd.Index(items["item"].values, name="item")
     optional = {name: pd.Series(values, index=index, name=name) for name, values in per_item.items()}
     return PairwiseData(index, pd.Index(items["annotator"].values, name="annotator"), frames["comparisons"], frames["scalars"],

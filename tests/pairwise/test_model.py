@@ -28,8 +28,6 @@ from bayes_raters.pairwise import (
 )
 from bayes_raters.pairwise.evaluation import compare_rse_pje, simulate_rse_pje
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
-from bayes_raters.pairwise.result import judgement_inputs
-from bayes_raters.persistence import frame_to_dataset, save_datatree
 
 FIT = {"draws": 1000, "tune": 1000, "chains": 4, "cores": 2, "nuts_sampler": "pymc"}
 
@@ -235,8 +233,6 @@ def test_small_recovery_from_pairwise_outcomes_with_ties():
     table = result.item_table(ci_prob=0.9)
     assert stats.spearmanr(table["s_mean"], truth.reindex(table.index)).statistic >= 0.9
     parameters = result.summary(var_names=result.scalar_parameters, ci_prob=0.9)
-    with pytest.warns(DeprecationWarning, match="summary"):
-        pd.testing.assert_frame_equal(result.parameter_table(ci_prob=0.9), parameters)
     for name, true in (("lambda", 8.0), ("epsilon", 0.5)):
         assert parameters.loc[name, "eti90_lb"] < true < parameters.loc[name, "eti90_ub"], parameters
     assert result.report.converged
@@ -286,19 +282,6 @@ def test_system_layer_groups_items(mixed, tmp_path):
     stored = pd.Series(constant["item_system"].values, index=constant["item"].values)
     assert stored.to_dict() == systems.to_dict() and constant.sizes["strengths_row"] == len(sim["strengths"])
     xr.testing.assert_identical(loaded.idata["constant_data"].to_dataset(), constant)
-    # a file of the earlier layout (judgements_* groups beside idata) still loads, into today's layout
-    old = result.idata.copy()
-    old["constant_data"] = xr.DataTree(constant.drop_vars(list(judgement_inputs(result.data).data_vars)))
-    for table in ("comparisons", "scalars", "strengths"):
-        old[f"judgements_{table}"] = xr.DataTree(frame_to_dataset(getattr(result.data, table)))
-    old["judgements_items"] = xr.DataTree(xr.Dataset({"system": ("item", systems.to_numpy())},
-                                                     coords={"item": result.data.items.to_numpy(), "annotator": result.data.annotators.to_numpy()}))
-    path = save_datatree(old, tmp_path / "old.nc", {"link": result.link, "strength_max": result.data.strength_max,
-                                                    "report": result.report.to_dict(), "model_options": result.model_options})
-    from_old = PairwiseResult.load(path)
-    assert "judgements_items" not in from_old.idata.children
-    pd.testing.assert_frame_equal(from_old.item_table(), result.item_table())
-    assert set(from_old.idata["constant_data"].data_vars) == set(constant.data_vars)
 
 
 def test_kendalls_w_against_known_values():
