@@ -30,7 +30,7 @@ TEST_WORKERS ?= 2
 # numpy-convention docstrings): a second, then the suite.
 test: install
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m pytest -m "not slow" -q --durations=15 -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -m "not slow and not site" -q --durations=15 -n $(TEST_WORKERS) --dist worksteal
 
 # Slow statistical checks (calibration, large recoveries).
 validate: install
@@ -39,10 +39,12 @@ validate: install
 bench: install
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
-# The documentation site (docs/conf.py): API reference from the docstrings, the model cards and
-# the executed notebooks (their stored outputs), warnings as errors; CI builds it after make test.
+# The documentation site (docs/conf.py): getting started, the model cards, the executed notebooks
+# (their stored outputs) and the API reference, warnings as errors; then the site checks open it in
+# headless Chromium (tests/docs/test_site.py; `apt-get install chromium`). CI builds it after make test.
 docs: install $(VENV)/.docs-stamp
 	$(BIN)/python -m sphinx -W --keep-going -b html -q docs docs/_build/html
+	$(BIN)/python -m pytest -m site -q -p no:cacheprovider tests/docs
 	@echo "the site: docs/_build/html/index.html"
 
 $(VENV)/.docs-stamp: pyproject.toml

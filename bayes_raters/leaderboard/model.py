@@ -32,6 +32,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.binary.model import validate_responses
 from bayes_raters.leaderboard.sampler import B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE
 
+#: The models `fit_leaderboard` fits.
 LEADERBOARD_MODELS = ("1pl", "2pl")
 
 

@@ -38,6 +38,7 @@ from scipy.special import expit
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
 
+#: The binary IRT models `fit_irt` fits.
 IRT_MODELS = ("1pl", "2pl", "3pl", "4pl")
 
 

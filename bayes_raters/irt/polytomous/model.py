@@ -48,6 +48,7 @@ from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInpu
 from bayes_raters.irt.polytomous.kernel import gpcm_answered, step_sums
 from bayes_raters.quadrature import QuadratureRule, fast_softplus, marginal_loglik, rule_for
 
+#: The ordinal IRT models `fit_polytomous` fits: graded response and generalized partial credit.
 POLYTOMOUS_MODELS = ("grm", "gpcm")
 
 
