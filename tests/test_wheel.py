@@ -10,6 +10,7 @@ active. ``BAYES_RATERS_WHEEL_FROM_PYPI=1`` installs the dependencies from the pa
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,7 +31,12 @@ def _run(args, **kwargs) -> subprocess.CompletedProcess:
 def installed(tmp_path_factory) -> Path:
     """A fresh venv (outside the repository) with the built wheel installed; returns its bin/."""
     work = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(work / "dist"), str(ROOT)])
+    had_build = (ROOT / "build").exists()
+    try:
+        _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(work / "dist"), str(ROOT)])
+    finally:
+        if not had_build:  # setuptools stages the wheel in the source tree's build/
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
     (wheel,) = (work / "dist").glob("bayes_raters-*.whl")
     venv = work / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
