@@ -1,8 +1,11 @@
-"""bayes_raters: Bayesian models of human ratings.
+"""bayes_raters: Bayesian models of human ratings, every score a true value plus rater error.
 
-Three families: CTT true scores with rater error (:mod:`bayes_raters.ctt`),
-bounded pairwise latents, and item response theory. This top level re-exports
-the public API of the foundation: errors, the long-format data layer, agreement
+The families, one package each: true scores and PRMSE (:mod:`bayes_raters.ctt`), pairwise,
+slider and strength judgements, online elicitation and arena votes (:mod:`bayes_raters.pairwise`),
+item response theory: binary, ordinal and multidimensional (:mod:`bayes_raters.irt`), the
+many-facet rater model (:mod:`bayes_raters.facets`), IRT at leaderboard size
+(:mod:`bayes_raters.leaderboard`) and inter-rater agreement (:mod:`bayes_raters.agreement`). This
+top level re-exports the foundation: errors and warnings, the long-format data layer, agreement
 metrics and the closed-form PRMSE estimators.
 """
 
@@ -29,8 +32,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0+unknown"
 
 #: Re-exported name -> the module that defines it, imported on first use (PEP 562), so that
-#: ``import bayes_raters.errors`` or ``bayes-raters --help`` does not load pandas and SciPy
-#: (2.3 s of the 3 s ``--help`` took before; issue "Feels native", point 3).
+#: ``import bayes_raters.errors`` or ``bayes-raters --help`` does not load pandas and SciPy.
 _LAZY = {
     **dict.fromkeys(
         ["degradation", "pearson_r", "quadratic_weighted_kappa", "r2_score", "standardized_mean_difference"],

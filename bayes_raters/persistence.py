@@ -4,8 +4,7 @@ Every result type writes its ``xarray.DataTree`` with two root attributes: the m
 configuration as JSON (``bayes_raters_config``) and a SHA-256 checksum of every stored
 array (``bayes_raters_checksum``). :func:`load_datatree` recomputes the checksum and refuses
 a file whose arrays changed, so a file with a few corrupted bytes never loads as a silently
-wrong posterior (before the checksum, 1 of 19 corruptions loaded as a posterior with mean
-6.5e179). Every failure (missing or unwritable path, not netCDF, truncated, corrupted, not
+wrong posterior. Every failure (missing or unwritable path, not netCDF, truncated, corrupted, not
 written by this package) raises :class:`~bayes_raters.errors.PersistenceError` naming the
 file; h5py, netCDF and xarray exceptions never reach the user.
 

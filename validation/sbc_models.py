@@ -261,7 +261,7 @@ def simulate_pairwise(rng: np.random.Generator, design: str = "outcomes"):
 
     comparisons, scalars, strengths = _pairwise_design(rng, design)
     data = prepare_data(comparisons, scalars, strengths)
-    model = build_pairwise_model(data, ties=True, parametrization="values")  # flat variables cannot be drawn
+    model = build_pairwise_model(data, ties=True, parametrisation="values")  # flat variables cannot be drawn
     with quiet_pymc():  # no "Sampling: [...]" line per simulation
         draw = pm.sample_prior_predictive(draws=1, model=model, random_seed=rng, compile_kwargs={"mode": "FAST_COMPILE"})
     prior, predictive = draw["prior"].to_dataset().isel(chain=0, draw=0), draw["prior_predictive"].to_dataset().isel(chain=0, draw=0)

@@ -39,7 +39,7 @@ def arena(table, args: argparse.Namespace) -> Output:
     from bayes_raters.cli.commands import convergence_record, records, text_table
     from bayes_raters.leaderboard import fit_arena  # imports PyMC: only when asked
 
-    result = fit_arena(table, model_a=args.item_a_column, model_b=args.item_b_column, outcome=args.outcome_column,
+    result = fit_arena(table, item_a=args.item_a_column, item_b=args.item_b_column, outcome=args.outcome_column,
                        style=args.style_column, category=args.category_column, count=args.count_column,
                        ties={"auto": None, "yes": True, "no": False}[args.ties], draws=args.draws, chains=args.chains,
                        random_seed=args.seed, progressbar=progressbar(args))

@@ -198,7 +198,7 @@ def irt(args: argparse.Namespace) -> Output:
         result = fit_irt(
             answers, args.model, n_options=args.n_options, method=args.method, hierarchical=None if args.priors is None else args.priors != "fixed",
             nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-            respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
+            respondent=args.respondent_column, item=args.item_column, score=args.correct_column,
             progressbar=progressbar(args), inference=args.inference,
         )
     tables = {"items": result.item_table(), "respondents": result.respondent_table()}
@@ -246,7 +246,7 @@ def _multidimensional(args: argparse.Namespace, answers: pd.DataFrame) -> Output
         result = fit_irt(
             answers, args.model, n_options=args.n_options, dims=dims, dimensions=dimensions, anchors=args.anchors,
             nuts_sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-            respondent=args.respondent_column, item=args.item_column, correct=args.correct_column,
+            respondent=args.respondent_column, item=args.item_column, score=args.correct_column,
             progressbar=progressbar(args),
         )
     tables = {"items": result.item_table(), "loadings": result.loadings()}

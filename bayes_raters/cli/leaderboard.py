@@ -45,7 +45,7 @@ def leaderboard(args: argparse.Namespace) -> Output:
     answers = read_table(args.answers, args)
     result = fit_leaderboard(answers, args.model, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
                              progressbar=progressbar(args), respondent=args.respondent_column, item=args.item_column,
-                             correct=args.correct_column)
+                             score=args.correct_column)
     tables = {"systems": result.system_table(args.ci), "items": result.item_table(args.ci)}
     flagged = tables["items"][tables["items"]["flag"] != ""]
     text = "\n\n".join([

@@ -10,6 +10,7 @@ data, and the convergence of every fit.
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from bayes_raters.ctt.model import (
 from bayes_raters.ctt.prmse import prmse_table as closed_form_table
 from bayes_raters.ctt.result import TrueScoreResult
 from bayes_raters.errors import InvalidInputError, RoundingWarning
+from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.persistence import frame_to_dataset
 from bayes_raters.sampling import derived_rng, sample_model
 
@@ -103,29 +105,36 @@ def warn_if_rounding_dominates(rated: pd.DataFrame, min_double_scored: int = 30)
     return pooled
 
 
+@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+    "draws": "2,000 here: PRMSE is read to the third decimal (see above).",
+    "cores": "For PyMC's NUTS, None runs the chains in sequence (parallel PyMC chains fork worker processes); nutpie "
+             "runs them in parallel threads.",
+    "nuts_sampler": 'None picks by model: ``"pymc"`` for the normal model, ``"nutpie"`` for the ordinal one (see above).',
+    "target_accept": "None is 0.95 here (see above).",
+})
 def fit_true_score(
-    ratings: pd.DataFrame,
+    data: pd.DataFrame,
     system_scores: pd.DataFrame,
     *,
     rater_effects: bool = False,
-    rater_error: str = "common",
-    observation: str = "normal",
-    cutpoints: str = "fixed",
+    rater_error: Literal["common", "rater"] = "common",
+    observation: Literal["normal", "ordinal"] = "normal",
+    cutpoints: Literal["fixed", "estimated"] = "fixed",
     joint: bool = False,
     score_range: tuple[float, float] | None = None,
     error_variance: float | None = None,
+    response: str = "response",
+    rater: str = "rater",
+    system: str = "system",
+    score: str = "score",
     draws: int = 2000,
     tune: int = 1000,
     chains: int = 2,
     cores: int | None = None,
     random_seed: int | np.random.Generator | None = None,
-    nuts_sampler: str | None = None,
-    target_accept: float = 0.95,
+    nuts_sampler: NutsSampler | None = None,
+    target_accept: float | None = None,
     progressbar: bool | None = None,
-    response: str = "response",
-    rater: str = "rater",
-    system: str = "system",
-    score: str = "score",
 ) -> TrueScoreResult:
     """Fit the Bayesian true-score model and compute PRMSE from its posterior.
 
@@ -158,26 +167,15 @@ def fit_true_score(
 
     Parameters
     ----------
-    ratings : pandas.DataFrame
+    data : pandas.DataFrame
         Long human ratings, one row per (response, rater).
     system_scores : pandas.DataFrame
         Long system scores, one row per (response, system).
     rater_effects, rater_error, observation, cutpoints, joint, score_range, error_variance
         The model's options, as in :func:`bayes_raters.ctt.build_true_score_model`.
-    draws, tune, chains : int
-        Posterior draws and tuning iterations per chain, and the number of chains.
-    cores : int, optional
-        Chains run in parallel on this many processes; None, one per CPU.
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw (the same seed gives the same draws).
-    nuts_sampler : str, optional
-        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``; None picks as above.
-    target_accept : float
-        NUTS target acceptance rate.
-    progressbar : bool, optional
-        None shows the progress bar in a terminal or notebook only.
     response, rater, system, score : str
         Column names in the two tables.
+    {sampler_block}
 
     Returns
     -------
@@ -185,6 +183,7 @@ def fit_true_score(
         Posterior PRMSE, true scores and convergence of every fit.
     """
     nuts_sampler = ("nutpie" if observation == "ordinal" else "pymc") if nuts_sampler is None else nuts_sampler
+    target_accept = 0.95 if target_accept is None else target_accept
     if cores is None:
         cores = chains if nuts_sampler == "nutpie" else 1
     spec = TrueScoreSpec(rater_effects, rater_error, observation, cutpoints, joint, score_range, error_variance)
@@ -194,7 +193,7 @@ def fit_true_score(
             "cannot call: use nuts_sampler='nutpie' (default) or 'pymc'."
         )
     rated, scored = validate_true_score_inputs(
-        ratings, system_scores, spec, response=response, rater=rater, system=system, score=score
+        data, system_scores, spec, response=response, rater=rater, system=system, score=score
     )
     if observation == "normal":
         warn_if_rounding_dominates(rated)

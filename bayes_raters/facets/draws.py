@@ -91,9 +91,9 @@ def true_scores_from(items, z, layout: FacetLayout) -> np.ndarray:
     """:math:`T_i(z_i)` for every unit from :func:`pair_items` (units,), or with a draws axis
     (draws, units): per prompt, the expected score of every rater at the ``z`` of the units with
     that prompt, mean over raters, weighted by the unit's share of the prompt. Compiled
-    (:func:`bayes_raters.irt.polytomous.kernel.gpcm_expected`): the NumPy form cost 0.39 ms a call,
-    four calls per posterior draw of the 400 x 8 x 2 essay fit; this one 0.07 ms (quiet 2-core VM;
-    the ratings' term :func:`rating_loglik_at` 0.11 -> 0.03 ms)."""
+    (:func:`bayes_raters.irt.polytomous.kernel.gpcm_expected`), as is the ratings' term
+    :func:`rating_loglik_at`: both were most of a posterior draw's time in NumPy (``models/irt_facets.md``
+    gives the timings)."""
     slopes, sums, coefficients = (np.atleast_2d(items[0]), *(x if x.ndim == 3 else x[None] for x in items[1:]))
     z = np.asarray(z, float)
     zz = np.atleast_2d(z)

@@ -8,7 +8,9 @@ response tables, and LOO against the ordinal true-score model).
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -26,6 +28,7 @@ from bayes_raters.facets.draws import (
 )
 from bayes_raters.facets.model import build_facets_model
 from bayes_raters.facets.result import FacetsResult
+from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.irt.slopes import rater_rest_correlations, warn_contradicted_slopes
 from bayes_raters.sampling import derived_rng, fewest_divergences, sample_model, sample_refined
 
@@ -44,12 +47,32 @@ STRAY_DIVERGENCES = 0.01
 FACET_NAMES = ("log_a", "a", "severity", "difficulty", "thresholds")
 
 
+@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+    "nuts_sampler": 'None is ``"pymc"``: the fused likelihood kernel runs on PyTensor\'s Numba backend, which nutpie\'s '
+                    "compile does not reach in time (``models/irt_facets.md``).",
+    "target_accept": "None is 0.9 (the retries of ``centred=None`` raise it where the centred form diverges).",
+})
 def fit_facets(
-    ratings: pd.DataFrame, system_scores: pd.DataFrame | None = None, *, consistency: bool = True,
-    response: str = "response", prompt: str = "prompt", rater: str = "rater", score: str = "score",
-    system: str = "system", draws: int = 1000, tune: int = 1000, chains: int = 2, cores: int | None = None,
-    random_seed=None, nuts_sampler: str = "pymc", target_accept: float = 0.9, progressbar: bool | None = None,
-    inference: str = "nuts", centred: bool | None = None, warm_start: bool = True,
+    data: pd.DataFrame,
+    system_scores: pd.DataFrame | None = None,
+    *,
+    consistency: bool = True,
+    inference: Literal["nuts", "auto", "laplace"] = "nuts",
+    centred: bool | None = None,
+    warm_start: bool = True,
+    response: str = "response",
+    prompt: str = "prompt",
+    rater: str = "rater",
+    score: str = "score",
+    system: str = "system",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = None,
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: NutsSampler | None = None,
+    target_accept: float | None = None,
+    progressbar: bool | None = None,
 ) -> FacetsResult:
     """Fit the many-facet rater model to long ratings ``(response, prompt, rater, score)``
     (and, optionally, system scores ``(response, system, score)`` for PRMSE), abilities
@@ -80,32 +103,21 @@ def fit_facets(
 
     Parameters
     ----------
-    ratings : pandas.DataFrame
+    data : pandas.DataFrame
         Long ratings, one row per (response, prompt, rater).
     system_scores : pandas.DataFrame, optional
         Long system scores (for PRMSE against the model's true scores).
     consistency : bool
         Each rater's own slope (consistency); False gives the many-facet Rasch model.
-    response, prompt, rater, score, system : str
-        Column names in the two tables.
-    draws, tune, chains : int
-        Posterior draws and tuning iterations per chain, and the number of chains.
-    cores : int, optional
-        Chains run in parallel; None, one per CPU.
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw (the same seed gives the same draws).
-    nuts_sampler : str
-        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
-    target_accept : float
-        NUTS target acceptance rate.
-    progressbar : bool, optional
-        None shows the progress bar in a terminal or notebook only.
     inference : {"nuts", "auto", "laplace"}
         How the parameters are drawn (see above).
     centred : bool, optional
         Parametrisation of the hierarchical groups; None chooses from the data (see above).
     warm_start : bool
         Start NUTS from the Laplace approximation where it applies.
+    response, prompt, rater, score, system : str
+        Column names in the two tables.
+    {sampler_block}
 
     Returns
     -------
@@ -120,6 +132,9 @@ def fit_facets(
     >>> result.convergence.converged, result.rater_table().shape[0]
     (True, 5)
     """
+    nuts_sampler = "pymc" if nuts_sampler is None else nuts_sampler
+    target_accept = 0.9 if target_accept is None else target_accept
+    ratings = data
     options = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
     options["fused"] = nuts_sampler in ("pymc", "nutpie")  # the fused Op has no JAX form
     model = build_facets_model(ratings, system_scores, consistency=consistency, **options)

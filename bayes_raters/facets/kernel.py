@@ -30,14 +30,13 @@ parameters: :math:`\partial\alpha_s = \sum \pi m z/\tau`, :math:`\partial\beta_s
 :math:`\partial\tau_s = \sum \pi m (z^2 - 1)/\tau`.
 
 Why hand-written: PyTensor's graph of the same density (category table, gather of each rating's
-row, scatter-add per response, log-sum-exp, the system scores) cost 0.335-0.418 ms per log density
-and gradient on 400 essays x 8 raters x 2 prompts (800 ratings, 55 nodes, one system) and 2.1-2.8 s
-of graph rewriting per fit; NUTS spent 8-9 s of a 14-15 s fit in it. This pass: 0.198-0.233 ms and
-1.0-1.4 s, the fit 9.5-9.6 s (``models/irt_facets.md``, fourteenth session, with the steps that got
-there). Two choices carry most of it: the exps of the category table and of the log-sum-exp run in
-NumPy, one object-mode call each (NumPy's SIMD exp takes 1.0 ns per value here, the scalar C-library
-exp that Numba calls 6-9 ns, and its slow path for results that underflow doubled the kernel's time
-at PyMC's initial point), and their arguments are clamped at :data:`NEGLIGIBLE` below the row's
+row, scatter-add per response, log-sum-exp, the system scores) took most of a NUTS fit's time and
+seconds of graph rewriting per fit; this pass takes about half of its time per log density and
+gradient (``models/irt_facets.md`` gives the figures and the steps that got there;
+``benchmarks/bench_facets.py`` measures the fit). Two choices carry most of it: the exps of the
+category table and of the log-sum-exp run in NumPy, one object-mode call each (NumPy's SIMD exp is
+several times faster than the scalar C-library exp that Numba calls, whose slow path for results
+that underflow doubled the kernel's time at PyMC's initial point), and their arguments are clamped at :data:`NEGLIGIBLE` below the row's
 largest term (a term of :math:`e^{-50}` of the largest changes a sum of at least 1 by 2e-22). The
 value and gradient equal the graph's to 1e-12 (``tests/facets/test_kernel.py``). The PyTensor graph
 stays for the adaptive rule, for JAX samplers (``fused=False``) and as the test's reference.
@@ -59,12 +58,10 @@ _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
 #: Log-ratios to a row's largest term are clamped here before the exp (e^-50 = 2e-22 of the largest).
 NEGLIGIBLE = -50.0
 #: Numba's fast-math flags: none. With {"nsz", "arcp", "contract", "afn", "reassoc"} the kernel
-#: took 0.198-0.203 ms per log density + gradient against 0.225-0.228 ms strict, but LLVM then
-#: compiled it differently fresh (first fit after a change or on a clean machine) than from the
-#: on-disk cache, and NUTS, being chaotic, gave other draws for the same seed (a 60-essay fit:
-#: 10 divergences of the centred form fresh, 7 cached). Strict IEEE arithmetic, as
-#: :func:`bayes_raters.sampling.strict_float` for the graphs: the same draws either way (fifteenth
-#: session; ``models/irt_facets.md``).
+#: was about a tenth faster, but LLVM then compiled it differently fresh (first fit after a change or
+#: on a clean machine) than from the on-disk cache, and NUTS, being chaotic, gave other draws for
+#: the same seed. Strict IEEE arithmetic, as :func:`bayes_raters.sampling.strict_float` for the
+#: graphs: the same draws either way (``models/irt_facets.md``).
 FAST = False
 
 

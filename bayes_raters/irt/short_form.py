@@ -1,6 +1,5 @@
 r"""Short forms from a calibrated item bank: choose k items that measure a target population
-best, with the item parameters' posterior uncertainty carried through (issue "Plan the next
-ratings", point 3).
+best, with the item parameters' posterior uncertainty carried through.
 
 Criterion. For posterior draw :math:`s`, item :math:`j` contributes the expected information
 :math:`\bar I_{sj} = \int I_j(\theta; \text{params}_s)\,w(\theta)\,d\theta` over the target

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.fit_signature import sampler_block
 from bayes_raters.leaderboard.convergence import leaderboard_report
 from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
@@ -22,8 +24,8 @@ from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_co
 #: ``draws=None``: sample :data:`AUTO_DRAWS` draws per chain, and :data:`AUTO_EXTEND` more while
 #: the convergence check fails, up to :data:`AUTO_MAX_DRAWS`. The first 700 usually fail only the
 #: largest R-hat over thousands of parameters (1.013-1.016 at 100 x 2,000, seeds 1-3); the same
-#: chains passed at 900, 800 and 1,000 draws (measured 2026-11-29), so steps of 300 stop at 1,000
-#: where steps of 700 ran to 1,400.
+#: chains passed at 900, 800 and 1,000 draws, so steps of 300 stop at 1,000
+#: where steps of 700 ran to 1,400 (``models/leaderboards.md``).
 AUTO_DRAWS = 700
 AUTO_EXTEND = 300
 AUTO_MAX_DRAWS = 2800
@@ -32,20 +34,27 @@ AUTO_MAX_DRAWS = 2800
 ITEM_DTYPE = np.float32
 
 
+@sampler_block("draws", "tune", "chains", "random_seed", "progressbar", reasons={
+    "draws": "None here (default): 700, and 300 more while the convergence check fails, up to 2,800 "
+             "(``idata.posterior.attrs[\"draws_rule\"]`` says how many were needed); NUTS on the joint model did not "
+             "converge at this size (``models/leaderboards.md``).",
+    "tune": "200 warm-up sweeps here: the blocked sampler's Newton proposals start near the mode and the second half of "
+            "the sweeps fits the items' independence proposals (``benchmarks/bench_leaderboard.py``).",
+})
 def fit_leaderboard(
-    answers: pd.DataFrame,
-    model: str = "2pl",
+    data: pd.DataFrame,
+    model: Literal["2pl", "1pl"] = "2pl",
     *,
+    respondent: str = "respondent",
+    item: str = "item",
+    score: str = "correct",
     draws: int | None = None,
     tune: int = 200,
     chains: int = 2,
     random_seed: int | np.random.Generator | None = None,
     progressbar: bool | None = None,
-    respondent: str = "respondent",
-    item: str = "item",
-    correct: str = "correct",
 ) -> LeaderboardResult:
-    """Fit the leaderboard 1PL/2PL to long answers ``(respondent, item, correct)`` (one row per
+    """Fit the leaderboard 1PL/2PL to long answers (``respondent``, ``item``, ``score`` columns; one row per
     system and item; a skipped item is an absent row) with the blocked Metropolis-within-Gibbs
     sampler of :mod:`bayes_raters.leaderboard.sampler`: a full MCMC posterior of every system's
     ability, every item's difficulty and discrimination and the item population, in minutes at
@@ -59,23 +68,13 @@ def fit_leaderboard(
 
     Parameters
     ----------
-    answers : pandas.DataFrame
-        Long answers; ``correct`` is 0/1 (or True/False).
+    data : pandas.DataFrame
+        Long answers, one row per (system, item); the ``score`` column is 0/1 (or True/False).
     model : {"2pl", "1pl"}
         One slope per item (2PL) or one common slope (1PL).
-    draws : int, optional
-        Recorded sweeps per chain. None (default): 700, and 300 more while the convergence check
-        fails, up to 2,800 (``idata.posterior.attrs["draws_rule"]`` says how many were needed).
-    tune : int
-        Warmup sweeps per chain (the second half of them fits the items' independence proposals).
-    chains : int
-        Independent chains (two or more, for R-hat).
-    random_seed : int, numpy.random.Generator or None
-        Seed of every chain.
-    progressbar : bool, optional
-        Progress on stderr; None (default): in a terminal only.
-    respondent, item, correct : str
-        Column names of the system, the item and the answer.
+    respondent, item, score : str
+        Column names of the system, the item and the answer (default column ``correct``).
+    {sampler_block}
 
     Returns
     -------
@@ -96,7 +95,7 @@ def fit_leaderboard(
         if int(value) != value or value < least:
             raise InvalidInputError(f"{label} must be a whole number >= {least}, got {value!r}.")
     draws, tune, chains = (None if draws is None else int(draws)), int(tune), int(chains)
-    data = answer_matrix(answers, respondent=respondent, item=item, correct=correct)
+    data = answer_matrix(data, respondent=respondent, item=item, score=score)
     runs = [Chain(data.answers, data.answers_t, name == "2pl", rng) for rng in seeded_rng(random_seed).spawn(chains)]
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()

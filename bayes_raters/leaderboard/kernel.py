@@ -12,19 +12,15 @@ system did not answer the item), the Bernoulli-logit log-likelihood of one answe
   :math:`(\log a_j, b_j)`, :math:`(\sum_s (y - p)\eta, -a_j \sum_s (y - p))`, and the Fisher
   information :math:`\sum_s w\,(\eta, -a_j)^\top(\eta, -a_j)` (three distinct entries).
 
-Why hand-written (measured on this 2-core VM, 200 systems x 10,000 items, 1.9 million answers):
-one fused Numba pass computes all three quantities with one exponential per answer and one
-``log`` per 32 answers (of the product of the :math:`1 + e^{-|\eta|}`), no temporaries. The
-answers of one row are taken in blocks of 32 with no branch (a missing answer is multiplied by a
-mask of 0), and the exponential is :func:`_exp_nonpositive`, arithmetic only, so that LLVM
-vectorises the block over four answers at a time (AVX2): 5.9 ms a system pass and 6.5 ms an item
-pass over both cores (2026-11-29; 7.8 and 8.3 ms with ``math.floor``, which returns an integer,
-in the reduction: AVX2 cannot convert doubles to 64-bit integers in vector registers, so
-``np.floor``, a double), where the same loops calling ``math.exp`` per answer, which
-LLVM cannot vectorise without Intel's SVML (absent from this llvmlite build), took 16.6 and
-16.0 ms; a ``log1p`` per answer 37 ms, and the same sums in numpy on the masked dense matrix
-(``np.logaddexp``, ``scipy.special.expit``, row sums) 163 ms (2026-11-28). The sampler makes
-six passes per sweep. PyTensor's compiled graph of the joint model evaluates the same sums but
+Why hand-written: one fused Numba pass computes all three quantities with one exponential per
+answer and one ``log`` per 32 answers (of the product of the :math:`1 + e^{-|\eta|}`), no
+temporaries. The answers of one row are taken in blocks of 32 with no branch (a missing answer is
+multiplied by a mask of 0), and the exponential is :func:`_exp_nonpositive`, arithmetic only (its
+reduction uses ``np.floor``, a double: AVX2 cannot convert doubles to 64-bit integers in vector
+registers), so that LLVM vectorises the block over four answers at a time; ``math.exp`` does not
+vectorise without Intel's SVML. That is several times faster than ``math.exp`` per answer and
+an order of magnitude faster than the same sums in NumPy on the masked dense matrix
+(``models/leaderboards.md`` gives the timings). The sampler makes six passes per sweep. PyTensor's compiled graph of the joint model evaluates the same sums but
 couples every parameter into one gradient, which is what NUTS needed 60 leapfrog steps per draw
 for (``benchmarks/bench_leaderboard.py``).
 """

@@ -62,7 +62,7 @@ class AnswerMatrix:
     item_index: np.ndarray
 
 
-def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item: str = "item", correct: str = "correct") -> AnswerMatrix:
+def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item: str = "item", score: str = "correct") -> AnswerMatrix:
     """Validate long answers (:func:`bayes_raters.irt.binary.model.validate_responses`: the
     columns, 0/1 answers, no duplicate (system, item) pair, two systems and two items) and lay
     them out as :class:`AnswerMatrix`, systems and items in order of first appearance.
@@ -71,7 +71,7 @@ def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item
     ----------
     answers : pandas.DataFrame
         One row per (system, item) answer.
-    respondent, item, correct : str
+    respondent, item, score : str
         Column names of the system, the item and the 0/1 answer.
 
     Returns
@@ -87,7 +87,7 @@ def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item
     >>> answer_matrix(answers).answers.tolist()
     [[1, 0], [-1, 1], [0, -1]]
     """
-    table = validate_responses(answers, respondent=respondent, item=item, correct=correct, calibration=True)
+    table = validate_responses(answers, respondent=respondent, item=item, score=score, calibration=True)
     system_index, systems = pd.factorize(table["respondent"])
     item_index, items = pd.factorize(table["item"])
     matrix = np.full((len(systems), len(items)), -1, dtype=np.int8)
@@ -97,7 +97,7 @@ def answer_matrix(answers: pd.DataFrame, *, respondent: str = "respondent", item
 
 
 def build_leaderboard_model(
-    answers: pd.DataFrame, model: str = "2pl", *, respondent: str = "respondent", item: str = "item", correct: str = "correct"
+    answers: pd.DataFrame, model: str = "2pl", *, respondent: str = "respondent", item: str = "item", score: str = "correct"
 ) -> pm.Model:
     """The leaderboard model (module docstring) in PyMC, without sampling: coords ``system``,
     ``item`` and ``answer``, the abilities ``theta`` (system), ``a`` and ``b`` (item), the
@@ -110,7 +110,7 @@ def build_leaderboard_model(
         Long answers, one row per (system, item).
     model : {"2pl", "1pl"}
         Common slope (1PL) or one per item (2PL).
-    respondent, item, correct : str
+    respondent, item, score : str
         Column names.
 
     Returns
@@ -126,7 +126,7 @@ def build_leaderboard_model(
     ['answer', 'item', 'system']
     """
     name = check_model(model)
-    data = answer_matrix(answers, respondent=respondent, item=item, correct=correct)
+    data = answer_matrix(answers, respondent=respondent, item=item, score=score)
     coords = {"system": list(data.systems), "item": list(data.items), "answer": np.arange(len(data.table))}
     with pm.Model(coords=coords) as pymc_model:
         theta = pm.Normal("theta", 0.0, 1.0, dims="system")

@@ -342,9 +342,9 @@ def _half_normal_sigma(deviations, scale, rng) -> float:
     \text{InvGamma}((n - 1)/2, \chi/2)` (the likelihood's own shape in :math:`\sigma`) and accept
     with probability :math:`\exp(-\sigma^2 / (2\,\text{scale}^2)) \le 1`, the prior's kernel;
     accepted draws follow the product exactly. About 0.7-0.8 of the proposals are accepted at the
-    fitted sigmas (1 against 1.5, 0.4 against 0.5), a few microseconds a draw, where
-    ``scipy.stats.geninvgauss.rvs`` took 1.2 ms a draw (8 s of an 83 s fit at 100 x 2,000,
-    measured 2026-11-29); it remains the fallback after 200 rejections."""
+    fitted sigmas (1 against 1.5, 0.4 against 0.5), a few microseconds a draw, several hundred
+    times faster than ``scipy.stats.geninvgauss.rvs`` (``models/leaderboards.md``); that remains
+    the fallback after 200 rejections."""
     chi, n = float(deviations @ deviations), len(deviations)
     for _ in range(200):
         var = (chi / 2) / rng.gamma((n - 1) / 2)

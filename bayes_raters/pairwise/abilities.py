@@ -25,7 +25,7 @@ map and the shift by min(delta) have unit Jacobian: tested against the (s, lambd
 On the citation counts: 6 leapfrog steps per draw, R-hat 1.003, no divergence.
 ``min`` and ``max`` have a kink where two items tie for the extreme; the density is continuous
 there. The variables are flat, so ``pm.sample_prior_predictive`` cannot draw them: build the
-model with ``parametrization="values"`` for prior predictive draws (the SBC simulator does).
+model with ``parametrisation="values"`` for prior predictive draws (the SBC simulator does).
 """
 
 from __future__ import annotations
@@ -35,22 +35,22 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.transforms import ZeroSumTransform
 
-PARAMETRIZATIONS = ("auto", "values", "differences")
+PARAMETRISATIONS = ("auto", "values", "differences")
 
-#: lambda ~ LogNormal(LAMBDA_PRIOR) in both parametrizations.
+#: lambda ~ LogNormal(LAMBDA_PRIOR) in both parametrisations.
 LAMBDA_PRIOR = (float(np.log(5.0)), 1.0)
 
 
-def uses_differences(parametrization: str, comparisons_only: bool) -> bool:
+def uses_differences(parametrisation: str, comparisons_only: bool) -> bool:
     """Whether to sample ability differences: ``"auto"`` does for comparisons alone (no slider
     values, no strengths, no systems) and no annotator effects, where s is identified only
     through them. With annotator consistencies c_k the likelihood reads c_k (u_i - u_j), and a
     common scale of the c_k trades against every difference at once: notebook 04's six-annotator
     comparisons reached R-hat 1.014 and a divergence in these coordinates, 1.005 in the values
     coordinates, where that trade-off is lambda against the c_k."""
-    if parametrization == "auto":
+    if parametrisation == "auto":
         return comparisons_only
-    return parametrization == "differences"
+    return parametrisation == "differences"
 
 
 def abilities_from_differences(prior: tuple[float, float], n_items: int):

@@ -3,46 +3,54 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.pairwise.hits import canonical_columns
 from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
 from bayes_raters.pairwise.result import PairwiseResult, judgement_inputs
 from bayes_raters.sampling import sample_model
 
 
+@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+    "nuts_sampler": 'None is ``"pymc"``.',
+    "target_accept": "None is 0.95 when slider biases are estimated and 0.9 otherwise (see above).",
+})
 def fit_pairwise(
-    comparisons: pd.DataFrame | None = None,
+    data: pd.DataFrame | None = None,
     scalars: pd.DataFrame | None = None,
     strengths: pd.DataFrame | None = None,
     *,
-    annotator: str | None = "annotator",
-    systems: pd.Series | dict | None = None,
-    strength_max: float = 1.0,
-    link: str = "rao-kupper",
+    link: Literal["rao-kupper", "probit"] = "rao-kupper",
     prior: tuple[float, float] = (1.0, 1.0),
+    ties: bool | None = None,
     annotator_effects: bool | None = None,
     slider_resolution: float = 0.01,
+    strength_max: float = 1.0,
+    parametrisation: Literal["auto", "values", "differences"] = "auto",
+    systems: pd.Series | dict | None = None,
     items=None,
     allow_disconnected: bool = False,
-    count: str | None = None,
-    ties: bool | None = None,
-    parametrization: str = "auto",
     item_a: str = "item_a",
     item_b: str = "item_b",
     outcome: str = "outcome",
+    annotator: str | None = "annotator",
+    count: str | None = None,
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
     cores: int | None = None,
-    random_seed=None,
-    nuts_sampler: str = "pymc",
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: NutsSampler | None = None,
     target_accept: float | None = None,
     progressbar: bool | None = None,
 ) -> PairwiseResult:
     """Fit the beta-latent model (:mod:`bayes_raters.pairwise.model`) to any mix of
-    ``comparisons`` (item_a, item_b, outcome in {win, tie, loss} from item_a),
+    comparisons (``data``: item_a, item_b, outcome in {win, tie, loss} from item_a),
     ``scalars`` (item, value in [0, 1]) and ``strengths`` (item_a, item_b, strength in
     [-strength_max, strength_max], positive = item_a better); each optionally with an
     ``annotator`` column. Aggregated comparisons (one row per distinct judgement with a column
@@ -50,7 +58,7 @@ def fit_pairwise(
     column; a count-like column left unnamed is an error, not silently ignored. Identical
     comparisons are pooled into counts inside the model either way. ``ties``: True models a tie
     band (epsilon), False none (Bradley-Terry; tie-free data such as citation counts), None
-    (default) a tie band when some comparison is a tie. ``parametrization`` (see
+    (default) a tie band when some comparison is a tie. ``parametrisation`` (see
     :func:`~bayes_raters.pairwise.model.build_pairwise_model`): by default comparisons alone are
     sampled in the abilities' differences, which the data identify. ``item_a``,
     ``item_b`` and ``outcome`` name the comparison table's columns where they differ from these
@@ -59,52 +67,42 @@ def fit_pairwise(
     a few divergent transitions in the funnel of the bias SD) and to 0.9 otherwise.
     ``progressbar``: None (default) shows it in a terminal or notebook only. ``cores``: None
     (default, as every family) runs one chain per usable CPU; the draws are the same as with
-    ``cores=1`` (20 items x 200 comparisons, 2 x (200 + 200): identical draws, 8.6 s against
-    16.1 s on 2 cores; 1 was the default before the fifteenth session). Warns
+    ``cores=1``. Warns
     (ConvergenceWarning) if the chains did not converge.
 
     Parameters
     ----------
-    comparisons, scalars, strengths : pandas.DataFrame, optional
-        The judgements of each kind (at least one table).
-    annotator : str, optional
-        Name of the annotator column; None, every judgement from one annotator.
-    systems : pandas.Series or dict, optional
-        Item -> the system that produced it: items of a system share a level (system rankings).
-    strength_max : float
-        Largest absolute preference strength.
+    data : pandas.DataFrame, optional
+        The pairwise comparisons: item_a, item_b, outcome in {win, tie, loss} from item_a.
+    scalars, strengths : pandas.DataFrame, optional
+        The slider values and the preference strengths (at least one of the three tables).
     link : {"rao-kupper", "probit"}
         The tie model of the comparisons.
     prior : tuple of float
         Beta prior ``(a0, b0)`` of the latent values.
+    ties : bool, optional
+        Model a tie band (see above).
     annotator_effects : bool, optional
         Per-annotator consistency and slider bias; None, when there are several annotators.
     slider_resolution : float
         Slider values are read as intervals of this width (values at 0 or 1 included).
+    strength_max : float
+        Largest absolute preference strength.
+    parametrisation : {"auto", "values", "differences"}
+        How the model is sampled (see above).
+    systems : pandas.Series or dict, optional
+        Item -> the system that produced it: items of a system share a level (system rankings).
     items : sequence, optional
         Every item to rank, also those without a judgement.
     allow_disconnected : bool
         Warn instead of raising when the comparison graph falls apart.
+    item_a, item_b, outcome : str
+        Column names in the comparisons (``data``).
+    annotator : str, optional
+        Name of the annotator column; None, every judgement from one annotator.
     count : str, optional
         Column of aggregated comparisons' counts.
-    ties : bool, optional
-        Model a tie band (see above).
-    parametrization : str
-        How the model is sampled (see above).
-    item_a, item_b, outcome : str
-        Column names in ``comparisons``.
-    draws, tune, chains : int
-        Posterior draws and tuning iterations per chain, and the number of chains.
-    cores : int, optional
-        Chains run in parallel; None, one per CPU.
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw (the same seed gives the same draws).
-    nuts_sampler : str
-        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
-    target_accept : float, optional
-        NUTS target acceptance rate; None as above.
-    progressbar : bool, optional
-        None shows the progress bar in a terminal or notebook only.
+    {sampler_block}
 
     Returns
     -------
@@ -119,15 +117,17 @@ def fit_pairwise(
     >>> result.convergence.converged, result.item_table().shape[0]
     (True, 8)
     """
+    nuts_sampler = "pymc" if nuts_sampler is None else nuts_sampler
+    comparisons = data
     if comparisons is not None:
         comparisons = canonical_columns(comparisons, {"item_a": item_a, "item_b": item_b, "outcome": outcome}, "comparisons")
-    data = prepare_data(
+    judgements = prepare_data(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected, count=count,
     )
     options = {"prior": tuple(prior), "annotator_effects": annotator_effects, "slider_resolution": slider_resolution, "ties": ties,
-               "parametrization": parametrization}
-    model = build_pairwise_model(data, link=link, **options)
+               "parametrisation": parametrisation}
+    model = build_pairwise_model(judgements, link=link, **options)
     if target_accept is None:
         target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(
@@ -135,6 +135,6 @@ def fit_pairwise(
         nuts_sampler=nuts_sampler, target_accept=target_accept, what="beta-latent pairwise model", progressbar=progressbar,
     )
     constant = idata["constant_data"].to_dataset() if "constant_data" in idata.children else xr.Dataset()
-    idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(data)))
-    return PairwiseResult(idata, data, report, link, options)
+    idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(judgements)))
+    return PairwiseResult(idata, judgements, report, link, options)
 

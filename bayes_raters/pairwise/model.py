@@ -52,7 +52,7 @@ from scipy.sparse.csgraph import connected_components
 
 from bayes_raters.data import id_column, numeric_scores, quote_rows, require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
-from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRIZATIONS, abilities_from_differences, uses_differences
+from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
 from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, OUTCOME_KINDS, outcome_likelihood, pool_comparisons, resolve_ties
 
@@ -316,13 +316,13 @@ def build_pairwise_model(
     annotator_effects: bool | None = None,
     slider_resolution: float = 0.01,
     ties: bool | None = None,
-    parametrization: str = "auto",
+    parametrisation: str = "auto",
 ) -> pm.Model:
     """The PyMC model for validated ``data`` (see the module docstring); no sampling.
     ``annotator_effects`` defaults to True when more than one annotator is named. ``ties``:
     model a tie band (epsilon) or not (Bradley-Terry / Thurstone, P(tie) = 0); None models
     one when the comparisons hold a tie. Comparisons are pooled per (pair, annotator)
-    (:mod:`bayes_raters.pairwise.likelihood`). ``parametrization``: ``"values"`` samples
+    (:mod:`bayes_raters.pairwise.likelihood`). ``parametrisation``: ``"values"`` samples
     logit s and log lambda, ``"differences"`` the abilities' differences
     (:mod:`bayes_raters.pairwise.abilities`; comparisons alone), ``"auto"`` the latter for
     comparisons alone."""
@@ -337,12 +337,12 @@ def build_pairwise_model(
     coords = {"item": data.items.to_numpy(), "annotator": data.annotators.to_numpy()}
     if data.systems is not None:
         coords["system"] = pd.unique(data.systems.to_numpy())
-    if parametrization not in PARAMETRIZATIONS:
-        raise InvalidInputError(f"parametrization must be one of {PARAMETRIZATIONS}, got {parametrization!r}.")
+    if parametrisation not in PARAMETRISATIONS:
+        raise InvalidInputError(f"parametrisation must be one of {PARAMETRISATIONS}, got {parametrisation!r}.")
     comparisons_only = not (len(data.scalars) or len(data.strengths)) and data.systems is None
-    if parametrization == "differences" and not comparisons_only:
-        raise InvalidInputError('parametrization="differences" is for comparisons alone (no scalars, strengths or systems).')
-    differences = uses_differences(parametrization, comparisons_only and not annotator_effects)
+    if parametrisation == "differences" and not comparisons_only:
+        raise InvalidInputError('parametrisation="differences" is for comparisons alone (no scalars, strengths or systems).')
+    differences = uses_differences(parametrisation, comparisons_only and not annotator_effects)
     ties = resolve_ties(data.comparisons, ties)
     pooled = pool_comparisons(data.comparisons, data.items, data.annotators) if len(data.comparisons) else None
     coords.update(

@@ -72,7 +72,7 @@ def _outcome_logp(model, point):
 @pytest.mark.parametrize("link", ["rao-kupper", "probit"])
 def test_outcome_likelihood_equals_closed_form_probabilities(link):
     comparisons = pd.DataFrame({"item_a": ["x", "x", "y"], "item_b": ["y", "z", "z"], "outcome": ["win", "tie", "loss"]})
-    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrization="values")
+    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrisation="values")
     s, lam, eps = np.array([0.8, 0.5, 0.3]), 6.0, 0.4
     logp = _outcome_logp(model, _set_point(model, s, lam, eps))
     p = outcome_probabilities(s[[0, 0, 1]], s[[1, 2, 2]], lam, eps, link)
@@ -91,7 +91,7 @@ def test_identical_comparisons_pool_into_counts_with_the_same_likelihood(link):
         {"item_a": ["x", "y", "x", "x", "y", "y"], "item_b": ["y", "x", "y", "y", "x", "z"],
          "outcome": ["win", "win", "tie", "win", "loss", "loss"]}
     )
-    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrization="values")
+    model = build_pairwise_model(prepare_data(comparisons), link=link, parametrisation="values")
     np.testing.assert_array_equal(model.rvs_to_values[model["outcome"]].data, [[1, 1, 3], [1, 0, 0]])
     s, lam, eps = np.array([0.8, 0.5, 0.3]), 6.0, 0.4
     logp = _outcome_logp(model, _set_point(model, s, lam, eps))
@@ -103,7 +103,7 @@ def test_identical_comparisons_pool_into_counts_with_the_same_likelihood(link):
 def test_ties_false_is_bradley_terry_and_refuses_tied_data():
     comparisons = pd.DataFrame({"item_a": ["x", "y", "x"], "item_b": ["y", "z", "z"], "outcome": ["win", "win", "loss"]})
     data = prepare_data(comparisons)
-    model = build_pairwise_model(data, parametrization="values")  # ties=None: no tie in the data, no tie band
+    model = build_pairwise_model(data, parametrisation="values")  # ties=None: no tie in the data, no tie band
     assert "epsilon" not in model.named_vars
     assert "epsilon" in build_pairwise_model(data, ties=True).named_vars
     s, lam = np.array([0.8, 0.5, 0.3]), 6.0
@@ -322,7 +322,7 @@ def test_aggregated_citation_counts_pool_to_six_pairs_with_the_bradley_terry_lik
     comparisons = table.rename(columns={"cited": "item_a", "citing": "item_b"})
     data = prepare_data(comparisons, count="n")
     assert len(data.comparisons) == 3727
-    model = build_pairwise_model(data, parametrization="values")
+    model = build_pairwise_model(data, parametrisation="values")
     counts = model.rvs_to_values[model["outcome"]].data
     assert counts.shape == (6, 3) and counts.sum() == 3727 and counts[:, 1].sum() == 0
     assert "epsilon" not in model.named_vars
@@ -337,9 +337,9 @@ def test_aggregated_citation_counts_pool_to_six_pairs_with_the_bradley_terry_lik
 
 
 @pytest.mark.parametrize("link", ["rao-kupper", "probit"])
-def test_difference_parametrization_has_the_density_of_the_values_parametrization(link):
+def test_difference_parametrisation_has_the_density_of_the_values_parametrisation(link):
     """Comparisons alone are sampled in ability differences and two log gaps
-    (pairwise.abilities). At random points, its log density equals the value parametrization's
+    (pairwise.abilities). At random points, its log density equals the value parametrisation's
     (logit s, log lambda) density at the same s, lambda plus log |det d(logit s, log lambda) /
     d(new coordinates)|, taken here by central finite differences, up to one constant: PyMC's
     zero-sum transform leaves out the volume factor of its linear map from n - 1 free
@@ -350,7 +350,7 @@ def test_difference_parametrization_has_the_density_of_the_values_parametrizatio
     )
     data = prepare_data(comparisons)
     new = build_pairwise_model(data, link=link)
-    old = build_pairwise_model(data, link=link, parametrization="values")
+    old = build_pairwise_model(data, link=link, parametrisation="values")
     assert "ability_difference" in new.named_vars and "ability_difference" not in old.named_vars
     annotated = prepare_data(comparisons.assign(annotator=["a", "b"] * 3))
     assert "ability_difference" not in build_pairwise_model(annotated).named_vars  # consistencies: values coordinates

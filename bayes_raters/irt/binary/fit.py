@@ -5,7 +5,7 @@ fits on to :mod:`bayes_raters.irt.multidimensional.fit`."""
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ import pymc as pm
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
+from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.irt.binary.marginal import (
     QUADRATURE_TOLERANCE,
     build_marginal_from_table,
@@ -54,32 +55,36 @@ IRT_METHODS = ("marginal", "joint")
 GUESSING_TARGET_ACCEPT = 0.97
 
 
+@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+    "nuts_sampler": 'None is ``"pymc"``.',
+    "target_accept": "None is 0.9, and 0.97 for the unidimensional 3PL/4PL (see above).",
+})
 def fit_irt(
-    responses: pd.DataFrame,
-    model: str = "2pl",
+    data: pd.DataFrame,
+    model: Literal["1pl", "2pl", "3pl", "4pl"] = "2pl",
     *,
-    method: str = "marginal",
+    method: Literal["marginal", "joint"] = "marginal",
     n_options: int | None = None,
     hierarchical: bool | None = None,
+    dims: int | None = None,
+    dimensions: dict | None = None,
+    anchors=None,
+    inference: Inference = "auto",
+    respondent: str = "respondent",
+    item: str = "item",
+    score: str = "correct",
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
     cores: int | None = None,
     random_seed: int | np.random.Generator | None = None,
-    nuts_sampler: str = "pymc",
+    nuts_sampler: NutsSampler | None = None,
     target_accept: float | None = None,
-    nuts_kwargs: dict | None = None,
     progressbar: bool | None = None,
-    respondent: str = "respondent",
-    item: str = "item",
-    correct: str = "correct",
-    dims: int | None = None,
-    dimensions: dict | None = None,
-    anchors=None,
-    inference: str = "auto",
+    nuts_kwargs: dict | None = None,
 ) -> IRTResult | MultidimensionalIRTResult:
     r"""Fit a 1PL/2PL/3PL/4PL model (see :mod:`bayes_raters.irt.binary.model`) to long answers
-    ``(respondent, item, correct)``; missing answers are absent rows.
+    (``respondent``, ``item``, ``score`` columns); missing answers are absent rows.
 
     ``method="marginal"`` (default) integrates the abilities out by quadrature and samples
     the item parameters only (:mod:`bayes_raters.irt.binary.marginal`); theta is then drawn from its
@@ -90,8 +95,8 @@ def fit_irt(
     sampled parameters; a :class:`ConvergenceWarning` is issued if it fails. The draws repeat
     exactly for the same ``random_seed`` (theta draws included). ``progressbar``: None (default)
     shows the sampler's progress bar in a terminal or notebook only. ``cores``: chains run in
-    parallel (NUTS processes, theta-draw threads); None (default) one per CPU. LSAT-7's 2PL with
-    NUTS took 11.0-13.1 s with ``cores=1`` (the default before 2026-11-27) and 6.4-8.9 s with None.
+    parallel (NUTS processes, theta-draw threads); None (default) one per CPU. (``cores=1`` ran the chains one after the
+    other: ``models/irt.md`` gives LSAT-7's timings both ways.)
 
     ``inference`` (unidimensional marginal method): ``"auto"`` (default) keeps importance-sampled
     Laplace draws of the item parameters when they pass every check (Pareto :math:`\hat k`, R-hat, ESS)
@@ -134,8 +139,8 @@ def fit_irt(
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        Long answers, one row per (respondent, item), ``correct`` 0/1.
+    data : pandas.DataFrame
+        Long answers, one row per (respondent, item), the ``score`` column 0/1 (True/False).
     model : {"1pl", "2pl", "3pl", "4pl"}
         The item response function.
     method : {"marginal", "joint"}
@@ -143,23 +148,8 @@ def fit_irt(
     n_options : int, optional
         Answer options per item (guessing prior of the 3PL/4PL).
     hierarchical : bool, optional
-        Population priors on the items; None decides by the number of items.
-    draws, tune, chains : int
-        Posterior draws and tuning iterations per chain, and the number of chains.
-    cores : int, optional
-        Chains run in parallel; None, one per CPU.
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw (the same seed gives the same draws).
-    nuts_sampler : str
-        ``"pymc"``, ``"nutpie"``, ``"numpyro"`` or ``"blackjax"``.
-    target_accept : float, optional
-        NUTS target acceptance rate; None as above.
-    nuts_kwargs : dict, optional
-        Other keywords for the NUTS sampler.
-    progressbar : bool, optional
-        None shows the progress bar in a terminal or notebook only.
-    respondent, item, correct : str
-        Column names in ``responses``.
+        Population priors on the items; None decides by the number of items. Unidimensional
+        models only: a multidimensional fit refuses it.
     dims : int, optional
         Number of abilities of an exploratory multidimensional model (2 or 3).
     dimensions : dict, optional
@@ -168,6 +158,12 @@ def fit_irt(
         The exploratory model's anchor items, one per ability.
     inference : {"auto", "nuts", "laplace"}
         How the item parameters are drawn (see above).
+    respondent, item, score : str
+        Column names in ``data``: who answered, which item, and the right (1) or wrong (0) answer
+        (default column ``correct``).
+    {sampler_block}
+    nuts_kwargs : dict, optional
+        Other keywords for the NUTS sampler.
 
     Returns
     -------
@@ -186,9 +182,13 @@ def fit_irt(
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
     if method not in IRT_METHODS:
         raise InvalidInputError(f"method must be one of {IRT_METHODS}, got {method!r}.")
-    table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
-    hierarchical = resolve_hierarchical(hierarchical, table)
     multidimensional = dimensions is not None or (dims is not None and dims != 1) or anchors is not None
+    if multidimensional and hierarchical is not None:
+        raise InvalidInputError("hierarchical= is for unidimensional models: a multidimensional fit (dims=, dimensions=, anchors=) "
+                                "has its own priors; leave hierarchical out.")
+    nuts_sampler = "pymc" if nuts_sampler is None else nuts_sampler
+    table = validate_responses(data, respondent=respondent, item=item, score=score)
+    hierarchical = resolve_hierarchical(hierarchical, table)
     guessing = model in GUESSING_MODELS and not multidimensional  # measured on the unidimensional model only
     if target_accept is None:
         target_accept = GUESSING_TARGET_ACCEPT if guessing else 0.9

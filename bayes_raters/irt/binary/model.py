@@ -47,12 +47,12 @@ def validate_responses(
     *,
     respondent: str = "respondent",
     item: str = "item",
-    correct: str = "correct",
+    score: str = "correct",
     items: list | None = None,
     respondents: list | None = None,
     calibration: bool = True,
 ) -> pd.DataFrame:
-    """Validate a long table of answers, one row per (respondent, item), ``correct`` 0/1
+    """Validate a long table of answers, one row per (respondent, item), the ``score`` column 0/1
     (True/False and the text "true"/"false" are read as 1/0).
 
     Raises :class:`InvalidInputError` for missing columns, duplicates, non-binary answers,
@@ -65,8 +65,8 @@ def validate_responses(
     ----------
     responses : pandas.DataFrame
         Long answers, one row per (respondent, item).
-    respondent, item, correct : str
-        Column names in ``responses``.
+    respondent, item, score : str
+        Column names in ``responses`` (the answers' column is ``correct`` unless ``score`` names another).
     items, respondents : list, optional
         Ids that must all have an answer.
     calibration : bool
@@ -82,17 +82,17 @@ def validate_responses(
     >>> import pandas as pd
     >>> from bayes_raters.irt import validate_responses
     >>> table = pd.DataFrame({"who": [1, 1, 2, 2], "q": ["a", "b", "a", "b"], "ok": ["true", "false", "false", "true"]})
-    >>> validate_responses(table, respondent="who", item="q", correct="ok")["correct"].tolist()
+    >>> validate_responses(table, respondent="who", item="q", score="ok")["correct"].tolist()
     [1.0, 0.0, 0.0, 1.0]
     """
     table = validate_long(
-        responses, {"respondent": respondent, "item": item}, correct, "responses", score_role="correct", booleans=True
+        responses, {"respondent": respondent, "item": item}, score, "responses", booleans=True
     )
     table = table.rename(columns={"score": "correct"})
     values = set(np.unique(table["correct"]))
     if not values <= {0.0, 1.0}:
         raise InvalidInputError(
-            f"responses: column {correct!r} must be 0 (wrong) or 1 (right); found {sorted(values - {0.0, 1.0})[:5]}. "
+            f"responses: column {score!r} must be 0 (wrong) or 1 (right); found {sorted(values - {0.0, 1.0})[:5]}. "
             "Score each answer against its key first."
         )
     for declared, column in ((items, "item"), (respondents, "respondent")):
@@ -353,7 +353,7 @@ def build_irt_model(
     hierarchical: bool | None = None,
     respondent: str = "respondent",
     item: str = "item",
-    correct: str = "correct",
+    score: str = "correct",
 ) -> pm.Model:
     """Build (without sampling) the IRT model of the module docstring from long answers.
 
@@ -370,8 +370,8 @@ def build_irt_model(
         Answer options per item (guessing prior of the 3PL/4PL).
     hierarchical : bool, optional
         Population priors on the items; None decides by the number of items.
-    respondent, item, correct : str
-        Column names in ``responses``.
+    respondent, item, score : str
+        Column names in ``responses`` (the answers' column is ``correct`` unless ``score`` names another).
 
     Returns
     -------
@@ -388,7 +388,7 @@ def build_irt_model(
     """
     if model not in IRT_MODELS:
         raise InvalidInputError(f"model must be one of {IRT_MODELS}, got {model!r}.")
-    table = validate_responses(responses, respondent=respondent, item=item, correct=correct)
+    table = validate_responses(responses, respondent=respondent, item=item, score=score)
     return build_from_table(table, model, n_options=n_options, hierarchical=resolve_hierarchical(hierarchical, table))
 
 

@@ -271,7 +271,7 @@ class NodeTable:
     r"""Every pattern's log-likelihood plus the rule's log-weight at every node,
     :math:`\ell_{pq} + \log w_q`, in NumPy, written into one (patterns, nodes) buffer per thread:
     a fresh 5 MB array per evaluation costs its page faults, which took longer than the
-    exponentials (3.0 ms against 0.5 ms at 982 x 673 on the 2-core VM). With
+    exponentials (``models/irt_multidimensional.md`` gives the timing). With
     :math:`\log P` and :math:`\log Q = \log(1 - P)` per (item, node),
     :math:`\ell_{pq} = \sum_j y_{pj}(\log P_{jq} - \log Q_{jq}) + \sum_j m_{pj}\log Q_{jq}`:
     one matrix product (the 2PL's :math:`\log P - \log Q` is :math:`\eta`)."""

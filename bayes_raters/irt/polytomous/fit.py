@@ -10,12 +10,15 @@ respondent out, as for binary items under the marginal method.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
@@ -79,11 +82,28 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     return as_array(0, "theta"), as_array(1, "ratings"), acceptance
 
 
+@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+    "tune": "500 here: nutpie's mass-matrix adaptation needs far fewer tuning steps than PyMC's NUTS "
+            "(``benchmarks/bench_irt_polytomous.py``).",
+    "nuts_sampler": 'None is ``"nutpie"`` here: 4x the ESS per second of PyMC\'s NUTS on the GRM (``models/irt_polytomous.md``).',
+    "target_accept": "None is 0.9.",
+})
 def fit_polytomous(
-    responses: pd.DataFrame, model: str = "grm", *, respondent: str = "respondent", item: str = "item", score: str = "score",
-    draws: int = 1000, tune: int = 500, chains: int = 2, cores: int | None = None, random_seed=None,
-    nuts_sampler: str = "nutpie", target_accept: float = 0.9, progressbar: bool | None = None,
-    inference: str = "auto",
+    data: pd.DataFrame,
+    model: Literal["grm", "gpcm"] = "grm",
+    *,
+    inference: Inference = "auto",
+    respondent: str = "respondent",
+    item: str = "item",
+    score: str = "score",
+    draws: int = 1000,
+    tune: int = 500,
+    chains: int = 2,
+    cores: int | None = None,
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: NutsSampler | None = None,
+    target_accept: float | None = None,
+    progressbar: bool | None = None,
 ) -> PolytomousResult:
     r"""Fit the GRM (``model="grm"``) or GPCM (``"gpcm"``) to long-format ordinal ratings
     ``(respondent, item, score)``, abilities integrated out; see the module docstrings.
@@ -104,26 +124,15 @@ def fit_polytomous(
 
     Parameters
     ----------
-    responses : pandas.DataFrame
+    data : pandas.DataFrame
         Long ordinal ratings, one row per (respondent, item).
     model : {"grm", "gpcm"}
         Graded response or generalised partial credit model.
-    respondent, item, score : str
-        Column names in ``responses``.
-    draws, tune, chains : int
-        Posterior draws and tuning iterations per chain, and the number of chains.
-    cores : int, optional
-        Chains run in parallel; None, one per CPU.
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw (the same seed gives the same draws).
-    nuts_sampler : str
-        ``"nutpie"``, ``"pymc"``, ``"numpyro"`` or ``"blackjax"``.
-    target_accept : float
-        NUTS target acceptance rate.
-    progressbar : bool, optional
-        None shows the progress bar in a terminal or notebook only.
     inference : {"auto", "nuts", "laplace"}
         How the item parameters are drawn (see above).
+    respondent, item, score : str
+        Column names in ``data``.
+    {sampler_block}
 
     Returns
     -------
@@ -140,7 +149,9 @@ def fit_polytomous(
     """
     if model not in POLYTOMOUS_MODELS:
         raise InvalidInputError(f"model must be one of {POLYTOMOUS_MODELS}, got {model!r}.")
-    irt = build_polytomous_model(responses, model, respondent=respondent, item=item, score=score)
+    nuts_sampler = "nutpie" if nuts_sampler is None else nuts_sampler
+    target_accept = 0.9 if target_accept is None else target_accept
+    irt = build_polytomous_model(data, model, respondent=respondent, item=item, score=score)
     warn_contradicted_slopes(rest_correlations(irt.polytomous["table"], "category"), f"IRT {model.upper()}")
     idata, report = sample_model(
         irt, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,

@@ -14,6 +14,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
+from bayes_raters.fit_signature import sampler_block
 from bayes_raters.leaderboard.arena.laplace import approximate, importance_draws
 from bayes_raters.leaderboard.arena.model import RATING_PRIOR_SD, ArenaData, prepare_votes
 from bayes_raters.leaderboard.arena.posterior import Layout, layout_of
@@ -22,17 +23,18 @@ from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import laplace_report, resolve_progressbar
 
 
+@sampler_block("draws", "chains", "random_seed", "progressbar")
 def fit_arena(
-    votes: pd.DataFrame,
+    data: pd.DataFrame,
     *,
-    model_a: str = "model_a",
-    model_b: str = "model_b",
+    ties: bool | None = None,
+    rating_prior_sd: float = RATING_PRIOR_SD,
+    item_a: str = "model_a",
+    item_b: str = "model_b",
     outcome: str = "outcome",
     style: list[str] | tuple[str, ...] = (),
     category: str | None = None,
-    ties: bool | None = None,
     count: str | None = None,
-    rating_prior_sd: float = RATING_PRIOR_SD,
     draws: int = 1000,
     chains: int = 2,
     random_seed: int | np.random.Generator | None = None,
@@ -54,27 +56,23 @@ def fit_arena(
 
     Parameters
     ----------
-    votes : pandas.DataFrame
+    data : pandas.DataFrame
         One row per vote.
-    model_a, model_b, outcome : str
-        Column names: the two models and the outcome for ``model_a``.
+    ties : bool, optional
+        Model a tie band; None, when some vote is a tie; False, Bradley-Terry (no tie allowed).
+    rating_prior_sd : float
+        Prior SD of the ratings on the log-odds scale.
+    item_a, item_b, outcome : str
+        Column names: the two models (named as the two sides of a pairwise comparison; the
+        defaults are the arena exports' ``model_a`` and ``model_b``) and the outcome for ``item_a``.
     style : list of str
         Numeric style columns (differences, first minus second); their effects are estimated and
         the ratings are then style-controlled.
     category : str, optional
         Column of each vote's category: per-category ratings, partially pooled.
-    ties : bool, optional
-        Model a tie band; None, when some vote is a tie; False, Bradley-Terry (no tie allowed).
     count : str, optional
         Column of how many identical votes each row stands for (aggregated votes).
-    rating_prior_sd : float
-        Prior SD of the ratings on the log-odds scale.
-    draws, chains : int
-        Draws kept per chain and the number of chains (independent batches of proposals).
-    random_seed : int, numpy.random.Generator or None
-        Seed of every draw.
-    progressbar : bool, optional
-        Report the phases on stderr; None, in a terminal only.
+    {sampler_block}
 
     Returns
     -------
@@ -96,7 +94,7 @@ def fit_arena(
     started = time.perf_counter()
     show = resolve_progressbar(progressbar)
     progress = (lambda message: print(f"arena: {message} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)) if show else None
-    data = prepare_votes(votes, model_a=model_a, model_b=model_b, outcome=outcome, style=style, category=category, ties=ties, count=count)
+    data = prepare_votes(data, item_a=item_a, item_b=item_b, outcome=outcome, style=style, category=category, ties=ties, count=count)
     layout = layout_of(data)
     if progress:
         progress(f"{data.n_votes:,} votes in {data.weight.size:,} rows, {len(data.models)} models, {layout.size} parameters")

@@ -124,22 +124,23 @@ def _check_connected(models: pd.Index, a: np.ndarray, b: np.ndarray) -> None:
 def prepare_votes(
     votes: pd.DataFrame,
     *,
-    model_a: str = "model_a",
-    model_b: str = "model_b",
+    item_a: str = "model_a",
+    item_b: str = "model_b",
     outcome: str = "outcome",
     style: tuple[str, ...] | list[str] = (),
     category: str | None = None,
     ties: bool | None = None,
     count: str | None = None,
 ) -> ArenaData:
-    """Validate long votes (one row per vote: the two models, the outcome for the first, optional
+    """Validate long votes (one row per vote: the two models, columns ``item_a`` and ``item_b`` as in a
+    pairwise comparison, the outcome for the first, optional
     style columns and a category column; with ``count``, a column of how many identical votes a
     row stands for) and pool identical ones. Without style covariates, votes pool to at most three
     rows per (category, pair), so the cost no longer grows with the votes."""
     what = "votes"
     table = require_frame(votes, what)
     style = tuple(style)
-    needed = {"model_a": model_a, "model_b": model_b, "outcome": outcome}
+    needed = {"item_a": item_a, "item_b": item_b, "outcome": outcome}
     absent = [column for column in style if column not in table.columns]
     if absent:
         raise InvalidInputError(f"votes has no style column(s) {absent}; it has {list(table.columns)}. Pass style=... with columns it has.")
@@ -156,7 +157,7 @@ def prepare_votes(
         bad = (counts < 0) | (counts != np.round(counts))
         if bad.any():
             raise InvalidInputError(f"votes: column {count!r} must hold whole numbers >= 0; bad rows: {quote_rows(table, bad)}.")
-    first, second = table[model_a].astype(str).to_numpy(), table[model_b].astype(str).to_numpy()
+    first, second = table[item_a].astype(str).to_numpy(), table[item_b].astype(str).to_numpy()
     same = first == second
     if same.any():
         raise InvalidInputError(f"votes: {same.sum()} row(s) compare a model with itself, e.g. {quote_rows(table, same)}. Drop them.")

@@ -59,9 +59,9 @@ def test_bad_answers_get_clear_errors():
         validate_responses(table, items=["i000", "i001", "never_asked"])
     with pytest.raises(InvalidInputError, match="respondent\\(s\\) have no answer"):
         validate_responses(table, respondents=["p0000", "absent"])
-    with pytest.raises(InvalidInputError, match="missing column.*pass the names you use \\(correct=\\.\\.\\.\\)"):
+    with pytest.raises(InvalidInputError, match="missing column.*pass the names you use \\(score=\\.\\.\\.\\)"):
         validate_responses(table.rename(columns={"correct": "right"}))
-    assert len(validate_responses(table.rename(columns={"correct": "right"}), correct="right")) == len(table)  # the advice works
+    assert len(validate_responses(table.rename(columns={"correct": "right"}), score="right")) == len(table)  # the advice works
     with pytest.raises(InsufficientDataError, match="two respondents"):
         validate_responses(table[table["respondent"] == "p0000"])
     with pytest.raises(InvalidInputError, match="model must be"):
