@@ -39,7 +39,7 @@ from scipy import sparse, stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line  # noqa: E402
 
-from bayes_raters.leaderboard import fit_arena, simulate_arena  # noqa: E402
+from bayes_raters.pairwise import fit_arena, simulate_arena  # noqa: E402
 
 
 def _half_tie_rows(votes: pd.DataFrame, models: pd.Index):

@@ -67,14 +67,15 @@ API_PAGES = {
             [("bayes_raters.ctt", None), ("bayes_raters.ctt.plan", ["plan_double_scoring", "plot_plan"])]),
     "agreement": ("Inter-rater agreement", "Krippendorff's alpha, Cohen's and Fleiss' kappa, the six ICCs with classical, "
                   "bootstrap and posterior intervals, and system-against-human scores.", [("bayes_raters.agreement", None)]),
-    "pairwise": ("Pairwise judgements", "The Bayesian beta-latent model of pairwise, slider and strength judgements, the "
-                 "online methods, simulated annotators and the comparisons planner.", [("bayes_raters.pairwise", None)]),
+    "pairwise": ("Pairwise judgements and arena votes", "The Bayesian beta-latent model of pairwise, slider and strength "
+                 "judgements, the online methods, simulated annotators, the comparisons planner, and arena votes at "
+                 "millions of votes.", [("bayes_raters.pairwise", None)]),
     "irt": ("Item response theory", "1PL-4PL, graded response and partial credit, multidimensional models; item "
             "diagnostics, scales and short forms.", [("bayes_raters.irt", None)]),
     "facets": ("Many-facet rater model", "Rater severity and consistency across prompts, abilities integrated out.",
                [("bayes_raters.facets", None)]),
-    "leaderboard": ("Leaderboards and arena votes", "IRT at leaderboard size with a blocked sampler, the fitted "
-                    "leaderboard as an item bank, and arena votes.", [("bayes_raters.leaderboard", None)]),
+    "leaderboard": ("Leaderboards", "IRT at leaderboard size with a blocked sampler, and the fitted leaderboard as an "
+                    "item bank: small benchmarks and adaptive tests.", [("bayes_raters.leaderboard", None)]),
     "core": ("Results, data, errors and calibration", "What every family shares: the result protocol, the convergence "
              "report, long tables, errors and warnings, and simulation-based calibration.",
              [("bayes_raters.results", ["FitResult"]), ("bayes_raters.sampling", ["ConvergenceReport"]),

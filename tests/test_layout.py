@@ -1,7 +1,7 @@
 """The package's layout holds itself (issue 37, point 3): the library never imports the
 validation harnesses, no module imports another's private names, and the import graph of the
 library (imports at any depth, function-level ones included) has no cycle; every family has the
-same file roles; the earlier places of moved names still work, with a warning."""
+same file roles; no shim is left at the earlier place of a moved name."""
 
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def test_the_tests_mirror_the_package():
 
 
 #: The model families, each a folder with the same file roles.
-FAMILIES_WITH_ROLES = ("ctt", "pairwise", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets", "leaderboard")
+FAMILIES_WITH_ROLES = ("ctt", "pairwise", "pairwise/arena", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets", "leaderboard")
 ROLES = ("model", "fit", "result", "simulate")
 
 

@@ -25,8 +25,8 @@ from bayes_raters.facets.simulate import simulate_facet_ratings
 from bayes_raters.irt import IRTResult, fit_irt, fit_polytomous, simulate_factor_answers, simulate_ratings
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.polytomous.result import PolytomousResult
-from bayes_raters.leaderboard import ArenaResult, LeaderboardResult, fit_arena, fit_leaderboard, simulate_arena, simulate_leaderboard
-from bayes_raters.pairwise import PairwiseResult, fit_pairwise
+from bayes_raters.leaderboard import LeaderboardResult, fit_leaderboard, simulate_leaderboard
+from bayes_raters.pairwise import ArenaResult, PairwiseResult, fit_arena, fit_pairwise, simulate_arena
 from bayes_raters.persistence import load_datatree
 from bayes_raters.results import FitResult
 from bayes_raters.sampling import ConvergenceReport

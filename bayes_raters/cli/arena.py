@@ -1,6 +1,6 @@
 """``bayes-raters pairwise --method arena``: ratings from a file of arena votes (millions of rows),
 with style columns, a category column and the drop-k-votes check of the top rank
-(:func:`bayes_raters.leaderboard.fit_arena`)."""
+(:func:`bayes_raters.pairwise.fit_arena`)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def check_arena_options(args: argparse.Namespace) -> None:
 def arena(table, args: argparse.Namespace) -> Output:
     """Fit the arena model to the votes file: system table (+ style and category tables, drop check)."""
     from bayes_raters.cli.commands import convergence_record, records, text_table
-    from bayes_raters.leaderboard import fit_arena  # imports PyMC: only when asked
+    from bayes_raters.pairwise import fit_arena  # imports PyMC: only when asked
 
     result = fit_arena(table, item_a=args.item_a_column, item_b=args.item_b_column, outcome=args.outcome_column,
                        style=args.style_column, category=args.category_column, count=args.count_column,

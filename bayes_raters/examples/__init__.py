@@ -24,7 +24,7 @@ shipped copies against it):
 * ``essay_engine.csv``: an engine's scores of the same essays: ``essay_id``, ``system``, ``score``.
 * ``arena_votes.csv``: arena votes between 12 chat models, one row per vote: ``model_a``,
   ``model_b``, ``outcome`` (win/tie/loss for model_a), ``length`` (a style difference between the
-  two answers), ``category``; 3,000 votes (:func:`bayes_raters.leaderboard.simulate_arena`).
+  two answers), ``category``; 3,000 votes (:func:`bayes_raters.pairwise.simulate_arena`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _facets() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _arena() -> pd.DataFrame:
     """3,000 votes among 12 models with one style column and two categories."""
-    from bayes_raters.leaderboard import simulate_arena
+    from bayes_raters.pairwise import simulate_arena
 
     votes = simulate_arena(12, 3000, n_style=1, n_categories=2, random_seed=SEED)["votes"]
     names = {f"model_{k:03d}": f"chat-{chr(ord('a') + k)}" for k in range(12)}

@@ -8,23 +8,19 @@ rank interval, P(rank 1)). :func:`build_leaderboard_model` is the same model in 
 A fitted leaderboard is an item bank: :func:`select_items` picks a small benchmark that reproduces
 the full scores (:func:`estimate_scores`, :func:`compare_item_selections`), and
 :class:`AdaptiveTest` / :func:`run_adaptive_test` test a new system item by item until its ability
-or rank is settled. :func:`fit_arena` rates models from millions of pairwise votes with ties, style
-covariates and categories (:class:`ArenaResult`: rank intervals, P(rank 1), the drop-k-votes check).
+or rank is settled. Arena votes between models are pairwise comparisons:
+:func:`bayes_raters.pairwise.fit_arena`.
 """
 
 from bayes_raters.leaderboard.ability import ItemBank
 from bayes_raters.leaderboard.adaptive import AdaptiveTest, run_adaptive_test
-from bayes_raters.leaderboard.arena.fit import fit_arena
-from bayes_raters.leaderboard.arena.model import build_arena_model
-from bayes_raters.leaderboard.arena.result import ArenaResult
-from bayes_raters.leaderboard.arena.simulate import simulate_arena
 from bayes_raters.leaderboard.fit import fit_leaderboard
 from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, answer_matrix, build_leaderboard_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.selection import compare_item_selections, estimate_scores, select_items
 from bayes_raters.leaderboard.simulate import simulate_leaderboard
 
-__all__ = ["LEADERBOARD_MODELS", "AdaptiveTest", "ArenaResult", "build_arena_model", "fit_arena", "simulate_arena",
+__all__ = ["LEADERBOARD_MODELS", "AdaptiveTest",
            "ItemBank", "LeaderboardResult", "answer_matrix", "build_leaderboard_model",
            "compare_item_selections", "estimate_scores", "fit_leaderboard", "run_adaptive_test", "select_items",
            "simulate_leaderboard"]

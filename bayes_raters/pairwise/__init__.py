@@ -6,9 +6,13 @@ selection by match quality; HIT conversion helpers; simulated annotators and the
 efficiency experiment (:mod:`bayes_raters.pairwise.simulate`); the Bayesian beta-latent
 model (:func:`fit_pairwise`), second-stage pair designs (:func:`neighbour_pairs`) and the
 planner of further comparisons (:func:`plan_pairwise`, :func:`top_k_probability`,
-:func:`comparisons_to_stop`, :func:`plot_pairwise_plan`).
+:func:`comparisons_to_stop`, :func:`plot_pairwise_plan`). Arena votes between models, at millions
+of votes with style covariates and categories (:mod:`bayes_raters.pairwise.arena`: :func:`fit_arena`,
+:class:`ArenaResult`), share the Rao-Kupper likelihood (:mod:`bayes_raters.pairwise.likelihood`) and
+the connectivity check of the comparison graph (:func:`~bayes_raters.pairwise.model.comparison_components`).
 """
 
+from bayes_raters.pairwise.arena import ArenaResult, build_arena_model, fit_arena, simulate_arena
 from bayes_raters.pairwise.design import neighbour_pairs
 from bayes_raters.pairwise.fit import fit_pairwise
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
@@ -25,6 +29,7 @@ from bayes_raters.pairwise.simulate import (
 )
 
 __all__ = [
+    "ArenaResult",
     "EASL",
     "BoundedRA",
     "DirectAssessment",
@@ -33,7 +38,9 @@ __all__ = [
     "PairwiseResult",
     "SimulatedAnnotator",
     "TrueSkill",
+    "build_arena_model",
     "comparisons_to_stop",
+    "fit_arena",
     "fit_pairwise",
     "hits_to_pairs",
     "hits_to_scalars",
@@ -43,6 +50,7 @@ __all__ = [
     "plan_pairwise",
     "plot_pairwise_plan",
     "run_elicitation_experiment",
+    "simulate_arena",
     "simulate_judgements",
     "top_k_probability",
 ]

@@ -74,6 +74,15 @@ def rao_kupper_logp(lam_a, lam_b, epsilon):
     return pt.stack([log_loss, log_tie, log_win], axis=-1)
 
 
+def difference_logp(difference, epsilon):
+    """Log P(loss), P(tie), P(win) of the first item from ``difference``, its log strength minus the
+    second's (any linear predictor: arena votes add style terms): Rao-Kupper with tie band
+    ``epsilon``, or Bradley-Terry with ``epsilon=None``."""
+    if epsilon is None:
+        return bradley_terry_logp(difference)
+    return rao_kupper_logp(difference, pt.zeros_like(difference), epsilon)
+
+
 def probit_logp(difference, epsilon):
     """Thurstone with a tie band: log P(loss), P(tie), P(win) at d = lambda c (s_a - s_b)."""
     normal = pm.Normal.dist(0.0, 1.0)

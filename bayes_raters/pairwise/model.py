@@ -127,8 +127,10 @@ def _check_strengths(table: pd.DataFrame, annotator: str | None, strength_max: f
     )
 
 
-def _components(items: pd.Index, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """Connected-component label of every item in the graph of compared pairs."""
+def comparison_components(items: pd.Index, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Connected-component label of every item in the graph of compared pairs (``pairs``: arrays
+    of the two items' positions in ``items``): the one connectivity check of pairwise comparisons
+    and arena votes, whose values are identified only within a component."""
     a = np.concatenate([p[0] for p in pairs]) if pairs else np.array([], dtype=int)
     b = np.concatenate([p[1] for p in pairs]) if pairs else np.array([], dtype=int)
     graph = coo_array((np.ones(len(a)), (a, b)), shape=(len(items), len(items)))
@@ -146,7 +148,7 @@ def check_connected(data: PairwiseData, allow_disconnected: bool = False) -> pd.
         for t in (data.comparisons, data.strengths)
         if len(t)
     ]
-    labels = _components(data.items, edges)
+    labels = comparison_components(data.items, edges)
     if len(set(labels)) == 1:
         return None
     anchored = np.zeros(len(data.items), dtype=bool)

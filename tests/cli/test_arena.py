@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bayes_raters.cli import EXIT_BAD_INPUT, main
-from bayes_raters.leaderboard import simulate_arena
+from bayes_raters.pairwise import simulate_arena
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 r"""``fit_arena``: ratings from millions of pairwise votes with ties, style covariates and categories
-(:mod:`bayes_raters.leaderboard.arena.model`), by importance-sampled Laplace draws
-(:mod:`bayes_raters.leaderboard.arena.laplace`), as an
-:class:`~bayes_raters.leaderboard.arena.result.ArenaResult`."""
+(:mod:`bayes_raters.pairwise.arena.model`), by importance-sampled Laplace draws
+(:mod:`bayes_raters.pairwise.arena.laplace`), as an
+:class:`~bayes_raters.pairwise.arena.result.ArenaResult`."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import xarray as xr
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.fit_signature import sampler_block
-from bayes_raters.leaderboard.arena.laplace import approximate, importance_draws
-from bayes_raters.leaderboard.arena.model import RATING_PRIOR_SD, ArenaData, prepare_votes
-from bayes_raters.leaderboard.arena.posterior import Layout, layout_of
-from bayes_raters.leaderboard.arena.result import ArenaResult, arena_data_tree
+from bayes_raters.pairwise.arena.laplace import approximate, importance_draws
+from bayes_raters.pairwise.arena.model import RATING_PRIOR_SD, ArenaData, prepare_votes
+from bayes_raters.pairwise.arena.posterior import Layout, layout_of
+from bayes_raters.pairwise.arena.result import ArenaResult, arena_data_tree
 from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import laplace_report, resolve_progressbar
 
@@ -40,13 +40,13 @@ def fit_arena(
     random_seed: int | np.random.Generator | None = None,
     progressbar: bool | None = None,
 ) -> ArenaResult:
-    r"""Fit the Rao-Kupper arena model (:mod:`bayes_raters.leaderboard.arena.model`) to long votes:
+    r"""Fit the Rao-Kupper arena model (:mod:`bayes_raters.pairwise.arena.model`) to long votes:
     one row per vote with the two models, the outcome for the first (``win``, ``tie`` or ``loss``),
     optional style covariates (``style``: columns of differences between the two answers, first
     minus second) and an optional ``category`` column (one per vote; each category's ratings are
     shrunk to the overall ones).
 
-    The posterior is drawn by importance-sampled Laplace (:mod:`bayes_raters.leaderboard.arena.laplace`):
+    The posterior is drawn by importance-sampled Laplace (:mod:`bayes_raters.pairwise.arena.laplace`):
     Newton's method to the mode with the exact Hessian, Gaussian proposals weighed by the exact
     log posterior, Pareto-smoothed and resampled into ``chains`` x ``draws``. The check is part of
     the answer: ``result.convergence`` has R-hat and ESS of the resampled draws, the effective size
@@ -81,7 +81,7 @@ def fit_arena(
 
     Examples
     --------
-    >>> from bayes_raters.leaderboard import fit_arena, simulate_arena
+    >>> from bayes_raters.pairwise import fit_arena, simulate_arena
     >>> sim = simulate_arena(20, 20_000, random_seed=3)
     >>> result = fit_arena(sim["votes"], random_seed=3, progressbar=False)
     >>> result.convergence.converged, result.system_table().shape[0]
@@ -113,7 +113,7 @@ def fit_arena(
         report = laplace_report(tree, check, var_names=names)
     tree["posterior"].attrs.update(inference="laplace", pareto_k=check.pareto_k, pareto_k_threshold=check.k_threshold,
                                    importance_ess=check.ess, newton_steps=approx.newton_steps,
-                                   inference_library="bayes_raters.leaderboard.arena.laplace (importance-sampled Laplace)")
+                                   inference_library="bayes_raters.pairwise.arena.laplace (importance-sampled Laplace)")
     tree["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     result = ArenaResult(tree, report, {"rating_prior_sd": float(rating_prior_sd)}, data=data, approximation=approx)
     if progress:

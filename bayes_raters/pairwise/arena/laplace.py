@@ -1,4 +1,4 @@
-r"""Importance-sampled Laplace draws of the arena posterior (:mod:`bayes_raters.leaderboard.arena.posterior`).
+r"""Importance-sampled Laplace draws of the arena posterior (:mod:`bayes_raters.pairwise.arena.posterior`).
 
 Without categories the posterior of :math:`x = (\theta, \beta, \kappa)` has a mode: Newton's method
 finds it (exact Hessian, step halving), and the proposal is :math:`N(\hat x, H^{-1})`.
@@ -21,7 +21,7 @@ weighs them, Pareto smoothing checks the weights (:math:`\hat k` against
 :func:`bayes_raters.laplace.k_threshold`), and systematic resampling keeps ``draws`` per chain; the
 effective size is counted as in :mod:`bayes_raters.laplace`. When the weights pass but R-hat or
 ESS of the resampled draws does not (Monte Carlo noise: 2 x 1,000 resampled draws of 160 parameters
-gave max R-hat 1.0101 once in the tests), :func:`~bayes_raters.leaderboard.fit_arena` adds twice as
+gave max R-hat 1.0101 once in the tests), :func:`~bayes_raters.pairwise.fit_arena` adds twice as
 many fresh proposals and resamples from all of them, as :func:`bayes_raters.laplace.sample_laplace`
 does.
 """
@@ -35,8 +35,8 @@ from scipy import linalg
 
 from bayes_raters.errors import ConvergenceError
 from bayes_raters.laplace import resampled_batches
-from bayes_raters.leaderboard.arena.model import ArenaData
-from bayes_raters.leaderboard.arena.posterior import Layout, log_posterior, log_posterior_many
+from bayes_raters.pairwise.arena.model import ArenaData
+from bayes_raters.pairwise.arena.posterior import Layout, log_posterior, log_posterior_many
 
 NEWTON_MAX_STEPS = 50
 NEWTON_TOLERANCE = 1e-7

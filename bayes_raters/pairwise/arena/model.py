@@ -31,7 +31,7 @@ on the prior; every table reports ratings centred at the mean over models, which
 determine.
 
 :func:`build_arena_model` writes this model in PyMC (for NUTS on a slice of the votes, and for
-checking the fast path's log density); :mod:`bayes_raters.leaderboard.arena.posterior` computes
+checking the fast path's log density); :mod:`bayes_raters.pairwise.arena.posterior` computes
 the same log density, its gradient and Hessian directly.
 """
 
@@ -46,9 +46,11 @@ import pytensor.tensor as pt
 
 from bayes_raters.data import numeric_scores, quote_rows, require_columns, require_frame
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
+from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, difference_logp
+from bayes_raters.pairwise.model import comparison_components
 
-#: Outcome codes seen from ``model_a``.
-LOSS, TIE, WIN = 0, 1, 2
+#: Outcome codes seen from the first model (``item_a``): those of the pairwise likelihood.
+LOSS, TIE, WIN = OUTCOME_INDEX["loss"], OUTCOME_INDEX["tie"], OUTCOME_INDEX["win"]
 OUTCOMES = {"loss": LOSS, "tie": TIE, "win": WIN}
 RATING_PRIOR_SD = 2.0
 TAU_PRIOR_SD = 0.5
@@ -107,11 +109,8 @@ def _style_matrix(table: pd.DataFrame, style: tuple[str, ...], what: str) -> tup
 
 
 def _check_connected(models: pd.Index, a: np.ndarray, b: np.ndarray) -> None:
-    from scipy.sparse import coo_array
-    from scipy.sparse.csgraph import connected_components
-
-    graph = coo_array((np.ones(a.size), (a, b)), shape=(len(models), len(models)))
-    n, labels = connected_components(graph, directed=False)
+    labels = comparison_components(models, [(a, b)])
+    n = len(set(labels))
     if n > 1:
         sizes = np.bincount(labels)
         small = models[labels != np.argmax(sizes)][:5].tolist()
@@ -197,20 +196,11 @@ def prepare_votes(
     )
 
 
-def rao_kupper_logp(eta, outcome, epsilon):
-    """Log-probability of each outcome code (0 loss, 1 tie, 2 win of the first model) at linear
-    predictor ``eta`` and tie band ``epsilon`` (0: Bradley-Terry), in PyTensor."""
-    log_win = -pt.softplus(epsilon - eta)
-    log_loss = -pt.softplus(epsilon + eta)
-    log_tie = pt.log(pt.expm1(2 * epsilon)) + log_win + log_loss if not isinstance(epsilon, float) else -np.inf
-    return pt.switch(pt.eq(outcome, WIN), log_win, pt.switch(pt.eq(outcome, LOSS), log_loss, log_tie))
-
-
 def build_arena_model(data: ArenaData, rating_prior_sd: float = RATING_PRIOR_SD) -> pm.Model:
     """The PyMC model of the module docstring for validated ``data`` (pooled rows enter with
     their weights, ``pm.Potential``); no sampling. Coords: ``model``, ``category``, ``style``.
     ``fit_arena`` does not sample it (its draws come from
-    :mod:`bayes_raters.leaderboard.arena.laplace`); it is here for NUTS on a slice of the votes
+    :mod:`bayes_raters.pairwise.arena.laplace`); it is here for NUTS on a slice of the votes
     and for checking the fast path's log density.
 
     Parameters
@@ -228,8 +218,8 @@ def build_arena_model(data: ArenaData, rating_prior_sd: float = RATING_PRIOR_SD)
 
     Examples
     --------
-    >>> from bayes_raters.leaderboard import build_arena_model, simulate_arena
-    >>> from bayes_raters.leaderboard.arena import prepare_votes
+    >>> from bayes_raters.pairwise import build_arena_model, simulate_arena
+    >>> from bayes_raters.pairwise.arena import prepare_votes
     >>> votes = simulate_arena(6, 500, random_seed=1)["votes"]
     >>> model = build_arena_model(prepare_votes(votes))
     >>> sorted(v.name for v in model.free_RVs)
@@ -252,6 +242,7 @@ def build_arena_model(data: ArenaData, rating_prior_sd: float = RATING_PRIOR_SD)
         if data.style:
             beta = pm.Normal("beta", 0.0, 1.0, dims="style")
             eta = eta + pt.dot(data.z, beta)
-        epsilon = pm.HalfNormal("epsilon", EPSILON_PRIOR_SD) if data.ties else 0.0
-        pm.Potential("votes", pt.sum(data.weight * rao_kupper_logp(eta, data.outcome, epsilon)))
+        epsilon = pm.HalfNormal("epsilon", EPSILON_PRIOR_SD) if data.ties else None
+        log_p = difference_logp(eta, epsilon)[pt.arange(data.outcome.size), data.outcome]
+        pm.Potential("votes", pt.sum(data.weight * log_p))
     return model

@@ -1,4 +1,4 @@
-"""The arena result (:func:`~bayes_raters.leaderboard.fit_arena`): system, category and style tables
+"""The arena result (:func:`~bayes_raters.pairwise.fit_arena`): system, category and style tables
 with rank intervals and P(rank 1), the drop-k-votes check of the top rank, per-pair log-likelihood
 and posterior predictive counts (the contract of :mod:`bayes_raters.results`)."""
 
@@ -12,8 +12,8 @@ import xarray as xr
 from scipy import linalg, special
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.leaderboard.arena.model import OUTCOMES, ArenaData
-from bayes_raters.leaderboard.arena.posterior import layout_of, vote_derivatives
+from bayes_raters.pairwise.arena.model import OUTCOMES, ArenaData
+from bayes_raters.pairwise.arena.posterior import layout_of, vote_derivatives
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
@@ -78,7 +78,7 @@ def fewest_flipping(flips, start: int, limit: int, refits: int) -> int | None:
 
 @dataclass(repr=False)
 class ArenaResult(FitResult):
-    """A fitted arena (:func:`~bayes_raters.leaderboard.fit_arena`): ``idata`` (posterior ``theta``,
+    """A fitted arena (:func:`~bayes_raters.pairwise.fit_arena`): ``idata`` (posterior ``theta``,
     ``rating``, and where fitted ``u``, ``category_rating``, ``tau``, ``beta``, ``epsilon``; the
     pooled votes in ``constant_data``/``observed_data``), the convergence ``report`` and the fit's
     ``options``. ``data`` and the Laplace ``approximation`` are rebuilt when a loaded result needs them."""
@@ -157,7 +157,7 @@ class ArenaResult(FitResult):
 
     def _approximation(self):
         if self.approximation is None:
-            from bayes_raters.leaderboard.arena.laplace import approximate
+            from bayes_raters.pairwise.arena.laplace import approximate
 
             self.approximation = approximate(self.data, layout_of(self.data), self.options["rating_prior_sd"])
         return self.approximation
@@ -182,7 +182,7 @@ class ArenaResult(FitResult):
         layout = layout_of(d)
 
         def refit_margin(n: int) -> float:
-            from bayes_raters.leaderboard.arena.laplace import newton
+            from bayes_raters.pairwise.arena.laplace import newton
 
             x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
                        self.options["rating_prior_sd"])[0]
@@ -243,7 +243,7 @@ class ArenaResult(FitResult):
 
     def _row_gradient_dot(self, x: np.ndarray, h: np.ndarray, layout) -> np.ndarray:
         r"""Per pooled row, one vote's :math:`\nabla \ell_v^\top h` at ``x``."""
-        from bayes_raters.leaderboard.arena.posterior import linear_predictor, rating_slots
+        from bayes_raters.pairwise.arena.posterior import linear_predictor, rating_slots
 
         d = self.data
         eps = float(np.exp(x[layout.kappa])) if layout.ties else 0.0

@@ -12,10 +12,10 @@ import pytest
 from scipy import special
 
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
-from bayes_raters.leaderboard import ArenaResult, build_arena_model, fit_arena, simulate_arena
-from bayes_raters.leaderboard.arena.laplace import approximate
-from bayes_raters.leaderboard.arena.model import prepare_votes
-from bayes_raters.leaderboard.arena.posterior import layout_of, log_posterior, log_posterior_many
+from bayes_raters.pairwise import ArenaResult, build_arena_model, fit_arena, simulate_arena
+from bayes_raters.pairwise.arena.laplace import approximate
+from bayes_raters.pairwise.arena.model import prepare_votes
+from bayes_raters.pairwise.arena.posterior import layout_of, log_posterior, log_posterior_many
 
 ELO = 400 / np.log(10)
 

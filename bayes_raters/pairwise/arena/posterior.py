@@ -1,6 +1,6 @@
-r"""The arena model's log posterior (:mod:`bayes_raters.leaderboard.arena.model`) at millions of
+r"""The arena model's log posterior (:mod:`bayes_raters.pairwise.arena.model`) at millions of
 votes: value, gradient and exact Hessian in one pass, and the value at a batch of draws (Numba);
-:mod:`bayes_raters.leaderboard.arena.laplace` builds the approximation and its draws from them.
+:mod:`bayes_raters.pairwise.arena.laplace` builds the approximation and its draws from them.
 
 Parameters, unconstrained, in one vector :math:`x`: ratings :math:`\theta` (M), category deviations
 :math:`u` (C x M, row-major), style effects :math:`\beta` (p), :math:`\kappa = \log \epsilon` (with
@@ -35,7 +35,7 @@ import numpy as np
 from scipy import special
 from scipy.sparse import coo_array
 
-from bayes_raters.leaderboard.arena.model import EPSILON_PRIOR_SD, LOSS, TAU_PRIOR_SD, TIE, WIN, ArenaData
+from bayes_raters.pairwise.arena.model import EPSILON_PRIOR_SD, LOSS, TAU_PRIOR_SD, TIE, WIN, ArenaData
 
 #: Draws per batch of the log-density kernel (memory: keys x batch doubles).
 DRAW_BATCH = 64

@@ -22,7 +22,7 @@ def simulate_arena(
     category_sd: float = 0.25,
     random_seed=None,
 ) -> dict:
-    r"""Votes from the Rao-Kupper model of :mod:`bayes_raters.leaderboard.arena.model`.
+    r"""Votes from the Rao-Kupper model of :mod:`bayes_raters.pairwise.arena.model`.
 
     True ratings: a Gamma(2) draw scaled to SD 0.8 (log odds; right-skewed: a few far-ahead
     models, as on public arenas). Each vote picks its two models with probabilities proportional
@@ -55,7 +55,7 @@ def simulate_arena(
 
     Examples
     --------
-    >>> from bayes_raters.leaderboard import simulate_arena
+    >>> from bayes_raters.pairwise import simulate_arena
     >>> sim = simulate_arena(5, 200, n_style=1, random_seed=0)
     >>> list(sim["votes"].columns), len(sim["votes"])
     (['model_a', 'model_b', 'outcome', 'style_1'], 200)
