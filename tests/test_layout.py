@@ -136,13 +136,13 @@ def _test_folders() -> set[str]:
 
 def _family_folders() -> set[str]:
     """Sub-packages of the library with code (``ctt``, ``irt/binary``...; not the data-only
-    ``examples``) and the validation package."""
+    ``examples``), the validation package and the documentation site (``tests/docs``)."""
     library = {
         p.parent.relative_to(ROOT / "bayes_raters").as_posix()
         for p in (ROOT / "bayes_raters").rglob("*.py")
         if p.name != "__init__.py"
     }
-    return (library - {"."}) | {"validation"}
+    return (library - {"."}) | {"validation", "docs"}
 
 
 def test_the_tests_mirror_the_package():
@@ -152,8 +152,9 @@ def test_the_tests_mirror_the_package():
     tests, families = _test_folders(), _family_folders()
     assert tests <= families, f"test folders with no package folder: {sorted(tests - families)}"
     assert families <= tests, f"package folders with no test folder: {sorted(families - tests)}"
-    prefixes = tuple(f"test_{name.split('/')[0]}" for name in families)
-    misplaced = [p.name for p in (ROOT / "tests").glob("test_*.py") if p.stem.startswith(prefixes)]
+    names = {name.split("/")[0] for name in families}
+    misplaced = [p.name for p in (ROOT / "tests").glob("test_*.py")
+                 if any(p.stem == f"test_{name}" or p.stem.startswith(f"test_{name}_") for name in names)]
     assert not misplaced, f"family tests at the top of tests/: {misplaced}"
 
 
