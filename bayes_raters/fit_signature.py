@@ -12,6 +12,7 @@ this contract."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Literal
 
 #: The sampler block's keywords, in the order every fit takes them (those that apply).
@@ -44,27 +45,30 @@ _ENTRIES = {
 }
 
 
-def sampler_block(*keywords: str, reasons: dict[str, str] | None = None):
-    """A decorator that writes the numpydoc entries of the sampler keywords ``keywords`` (in
-    :data:`SAMPLER_BLOCK` order) where the fit's docstring says ``{sampler_block}``, each
-    followed by the family's reason where its default differs (``reasons``: keyword -> text),
-    and records both on the function (``__sampler_block__``, ``__sampler_reasons__``)."""
+def sampler_block(reasons: dict[str, str] | None = None):
+    """A decorator that writes the numpydoc entries of the fit's sampler keywords (those of
+    :data:`SAMPLER_BLOCK` its signature takes, in that order) where its docstring says
+    ``{sampler_block}``, each followed by the family's reason where its default differs
+    (``reasons``: keyword -> text), and records both on the function (``__sampler_block__``,
+    ``__sampler_reasons__``)."""
     reasons = dict(reasons or {})
-    unknown = set(keywords) - set(SAMPLER_BLOCK) or set(reasons) - set(keywords)
-    if unknown:
-        raise ValueError(f"not sampler keywords of this fit: {sorted(unknown)}")
 
     def decorate(function):
-        lines = []
-        for keyword in (k for k in SAMPLER_BLOCK if k in keywords):
-            head, text = _ENTRIES[keyword]
-            lines += [head, "    " + text + (" " + reasons[keyword] if keyword in reasons else "")]
+        parameters = inspect.signature(function).parameters
+        keywords = tuple(k for k in SAMPLER_BLOCK if k in parameters)
+        unknown = set(reasons) - set(keywords)
+        if unknown:
+            raise ValueError(f"not sampler keywords of {function.__name__}: {sorted(unknown)}")
         if "{sampler_block}" not in (function.__doc__ or ""):
             raise ValueError(f"{function.__name__}'s docstring has no {{sampler_block}} placeholder")
+        lines = []
+        for keyword in keywords:
+            head, text = _ENTRIES[keyword]
+            lines += [head, "    " + text + (" " + reasons[keyword] if keyword in reasons else "")]
         indent = _indent_of(function.__doc__, "{sampler_block}")
         block = "\n".join(indent + line for line in lines).lstrip()
         function.__doc__ = function.__doc__.replace("{sampler_block}", block)
-        function.__sampler_block__ = tuple(k for k in SAMPLER_BLOCK if k in keywords)
+        function.__sampler_block__ = keywords
         function.__sampler_reasons__ = reasons
         return function
 

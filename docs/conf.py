@@ -123,7 +123,7 @@ def _api_pages() -> None:
     (COPIED / "api" / "index.rst").write_text("\n".join(index) + "\n")
 
 
-def _thumbnail(notebook: Path) -> str | None:
+def _thumbnail(notebook: Path) -> None:
     """The notebook's first stored PNG figure, written beside the copies for the gallery."""
     for cell in json.loads(notebook.read_text())["cells"]:
         for output in cell.get("outputs", []):
@@ -131,8 +131,7 @@ def _thumbnail(notebook: Path) -> str | None:
             if image:
                 target = COPIED / "thumbnails" / f"{notebook.stem}.png"
                 target.write_bytes(base64.b64decode("".join(image) if isinstance(image, list) else image))
-                return f"_copied/thumbnails/{target.name}"
-    return None
+                return
 
 
 def _copy_sources() -> None:

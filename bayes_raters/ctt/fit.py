@@ -105,7 +105,7 @@ def warn_if_rounding_dominates(rated: pd.DataFrame, min_double_scored: int = 30)
     return pooled
 
 
-@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+@sampler_block(reasons={
     "draws": "2,000 here: PRMSE is read to the third decimal (see above).",
     "cores": "For PyMC's NUTS, None runs the chains in sequence (parallel PyMC chains fork worker processes); nutpie "
              "runs them in parallel threads.",

@@ -47,7 +47,7 @@ STRAY_DIVERGENCES = 0.01
 FACET_NAMES = ("log_a", "a", "severity", "difficulty", "thresholds")
 
 
-@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+@sampler_block(reasons={
     "nuts_sampler": 'None is ``"pymc"``: the fused likelihood kernel runs on PyTensor\'s Numba backend, which nutpie\'s '
                     "compile does not reach in time (``models/irt_facets.md``).",
     "target_accept": "None is 0.9 (the retries of ``centred=None`` raise it where the centred form diverges).",

@@ -34,7 +34,7 @@ AUTO_MAX_DRAWS = 2800
 ITEM_DTYPE = np.float32
 
 
-@sampler_block("draws", "tune", "chains", "random_seed", "progressbar", reasons={
+@sampler_block(reasons={
     "draws": "None here (default): 700, and 300 more while the convergence check fails, up to 2,800 "
              "(``idata.posterior.attrs[\"draws_rule\"]`` says how many were needed); NUTS on the joint model did not "
              "converge at this size (``models/leaderboards.md``).",

@@ -16,7 +16,7 @@ from bayes_raters.pairwise.result import PairwiseResult, judgement_inputs
 from bayes_raters.sampling import sample_model
 
 
-@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+@sampler_block(reasons={
     "nuts_sampler": 'None is ``"pymc"``.',
     "target_accept": "None is 0.95 when slider biases are estimated and 0.9 otherwise (see above).",
 })

@@ -55,7 +55,7 @@ IRT_METHODS = ("marginal", "joint")
 GUESSING_TARGET_ACCEPT = 0.97
 
 
-@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+@sampler_block(reasons={
     "nuts_sampler": 'None is ``"pymc"``.',
     "target_accept": "None is 0.9, and 0.97 for the unidimensional 3PL/4PL (see above).",
 })

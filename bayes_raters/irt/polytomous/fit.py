@@ -82,7 +82,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     return as_array(0, "theta"), as_array(1, "ratings"), acceptance
 
 
-@sampler_block("draws", "tune", "chains", "cores", "random_seed", "nuts_sampler", "target_accept", "progressbar", reasons={
+@sampler_block(reasons={
     "tune": "500 here: nutpie's mass-matrix adaptation needs far fewer tuning steps than PyMC's NUTS "
             "(``benchmarks/bench_irt_polytomous.py``).",
     "nuts_sampler": 'None is ``"nutpie"`` here: 4x the ESS per second of PyMC\'s NUTS on the GRM (``models/irt_polytomous.md``).',

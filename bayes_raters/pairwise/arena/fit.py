@@ -23,7 +23,7 @@ from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import laplace_report, resolve_progressbar
 
 
-@sampler_block("draws", "chains", "random_seed", "progressbar")
+@sampler_block()
 def fit_arena(
     data: pd.DataFrame,
     *,
