@@ -11,7 +11,7 @@ tail (Vehtari et al. 2024, ``arviz_stats``' ``psislw``) gives smoothed weights :
 the shape estimate :math:`\hat k`. Here the draws fail when
 :math:`\hat k > \min(0.7,\ 1 - 1/\log_{10} S)` (below it the weighted estimates converge at the
 usual rate: the paper's sample-size-dependent threshold); the convergence report built from them
-(:func:`bayes_raters.sampling.laplace_report`) adds the ESS rule (``ESS_MIN``, 400, on the
+(:func:`bayes_raters.inference.laplace_report`) adds the ESS rule (``ESS_MIN``, 400, on the
 effective size below, from Kish's :math:`1 / \sum_s w_s^2` per chain) and R-hat.
 
 Each chain has its own batch of proposals (its own spawned generator) and keeps ``draws`` of
@@ -30,7 +30,7 @@ was 1.012, and the NUTS fallback made the fit 68-100 s where NUTS alone had take
 
 When the posterior is far from Gaussian (a funnel under a hierarchical scale, a likelihood
 that only bounds a parameter) :math:`\hat k` is large, and :func:`sample_laplace` says so and the
-caller samples with NUTS instead (:func:`bayes_raters.sampling.sample_model` with
+caller samples with NUTS instead (:func:`bayes_raters.inference.sample_model` with
 ``inference="auto"``).
 
 Other proposals, measured on LSAT-7's 2PL (10 parameters, Pareto :math:`\hat k` over 8 seeds):
@@ -87,6 +87,8 @@ class LaplaceCheck:
     reason: str
     #: the mode and Hessian the draws came from (a NUTS fallback may start there: :func:`warm_start`)
     approximation: LaplaceApproximation | None = field(default=None, repr=False, compare=False)
+    #: proposals behind each chain's resampled draws (all batches pooled)
+    proposals_per_chain: int = 0
 
     @property
     def accepted(self) -> bool:
@@ -302,14 +304,14 @@ def warm_start(model: pm.Model, approx: LaplaceApproximation, chains: int, rng: 
     order of ``model.value_vars``).
 
     A cold start needs the warm-up to find the typical set and a diagonal metric (1,000
-    iterations); the mode and Hessian already computed give both, so :data:`~bayes_raters.sampling.WARM_TUNE` (300)
+    iterations); the mode and Hessian already computed give both, so :data:`~bayes_raters.inference.WARM_TUNE` (300)
     iterations adapt the step size. Measured on LSAT-7's 2PL (1,000 x 5, seeds 1, 8, 9, 11, the
     three that fail the Pareto check among them; 2 chains x 1,000 draws, 2 cores,
     ``models/irt.md``): 1.9-2.7 s with min bulk ESS 1,612-2,014 and 6.9-7.0 leapfrog steps per
     draw against 5.6-7.9 s, ESS 689-923 and 16 steps cold. Not for the guessing models: on a
     3PL whose hard item's (a, b, c) form a banana, the metric at the mode made NUTS take 99
     steps per draw (ESS 118) where the cold start's adapted diagonal took 72 (ESS 406). Nor far
-    from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.sampling.WARM_K_MAX`): on the hierarchical 2PL's SBC
+    from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.inference.WARM_K_MAX`): on the hierarchical 2PL's SBC
     draws (400 x 10) with :math:`\hat k` 1.21 and 1.24 the warm start took 34 and 26 steps per
     draw (bulk ESS 653, 602) against 18 and 20 cold (752, 688)."""
     raveled = _gaussian(approx.mode, approx.chol, rng.standard_normal((chains, approx.mode.size)))
@@ -385,9 +387,9 @@ def to_datatree(model: pm.Model, raveled: np.ndarray, names, shapes, var_names=N
 def sample_laplace(model: pm.Model, *, draws: int, chains: int, random_seed=None, var_names=None, retry: bool = False,
                    initvals: dict | None = None):
     r"""Importance-sampled Laplace draws of ``model`` as a DataTree, and the :class:`LaplaceCheck`
-    (the tree is None when there was no mode or no positive-definite Hessian). The posterior's
-    attributes record ``inference="laplace"``, :math:`\hat k`, its threshold and the effective
-    size of the resampled draws.
+    (the tree is None when there was no mode or no positive-definite Hessian; the check holds
+    :math:`\hat k`, its threshold, the effective size of the resampled draws and the proposals
+    per chain).
 
     ``retry=True`` returns a generator instead: the first batch as above, then, if the caller
     asks for more (``next``), twice as many fresh proposals from the same mode and Hessian (no
@@ -412,6 +414,4 @@ def _laplace_batches(model, draws, chains, random_seed, var_names, initvals):
         raveled, check, pooled = importance_draws(approx, draws=draws, chains=chains, seeds=seeds[attempt * chains:(attempt + 1) * chains],
                                                   proposals_per_draw=per_draw, previous=pooled)
         tree = to_datatree(model, raveled, approx.names, approx.shapes, var_names)
-        tree["posterior"].attrs.update(inference="laplace", pareto_k=check.pareto_k, pareto_k_threshold=check.k_threshold,
-                                       importance_ess=check.ess, proposals_per_chain=len(pooled[0][1]), laplace_batch=attempt + 1)
-        yield tree, check
+        yield tree, replace(check, proposals_per_chain=len(pooled[0][1]))

@@ -1,4 +1,4 @@
-"""One result protocol for every model family (true score, IRT, pairwise).
+r"""One result protocol for every model family (true score, IRT, pairwise).
 
 Every fitted result (:class:`~bayes_raters.ctt.TrueScoreResult`,
 :class:`~bayes_raters.irt.IRTResult`, :class:`~bayes_raters.pairwise.PairwiseResult`)
@@ -18,6 +18,11 @@ derives from :class:`FitResult` and offers the same things under the same names:
     (true score), ``"beta_latent_rao-kupper"`` / ``"beta_latent_probit"`` (pairwise),
     ``"many_facet"`` / ``"many_facet_rasch"`` (facets). The PyMC model itself comes from the
     family's builder (and ``PairwiseResult.pymc_model()``).
+``result.inference``
+    an :class:`~bayes_raters.inference_record.InferenceRecord`: what the inference did (the path
+    taken and why, the sampler, the warm start, chains added, the parametrisation kept, Pareto
+    :math:`\hat k`, Laplace retries, the quadrature, the draws rule), saved in the file with the
+    tree and read back on load.
 ``result.convergence``
     a :class:`~bayes_raters.sampling.ConvergenceReport` (worst case over every fit behind the
     result): ``max_r_hat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``converged``.
@@ -37,6 +42,7 @@ The family's own tables (``prmse_table``, ``item_table``, ...) come on top of th
 
 from __future__ import annotations
 
+import abc
 import functools
 import math
 import warnings
@@ -49,6 +55,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.persistence import load_datatree, save_datatree
 from bayes_raters.sampling import ConvergenceReport
 
@@ -135,13 +142,18 @@ def seeded_rng(random_seed) -> np.random.Generator:
     return random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
 
 
-class FitResult:
-    """The shared protocol (module docstring). Subclasses are dataclasses with an ``idata``
-    field; they set :attr:`summary_var_names` and :attr:`family`, and implement
-    :meth:`_posterior_predictive`, :meth:`_log_likelihood` (unless the fit stores the group) and
-    :meth:`_size`, and keep one fit's ``report`` or override :attr:`convergence`."""
+class FitResult(abc.ABC):
+    """The shared protocol (module docstring), as an abstract base class. Subclasses are
+    dataclasses built by keyword with an ``idata`` field; they set :attr:`summary_var_names` and
+    :attr:`family`, provide :attr:`model` (a field or a property), keep one fit's ``report`` or
+    override :attr:`convergence`, and implement the abstract :meth:`_size`,
+    :meth:`_posterior_predictive`, :meth:`_saved_config` and :meth:`_from_saved`, and
+    :meth:`_log_likelihood` unless the fit stores that group (``tests/test_results.py`` checks
+    every family against this list)."""
 
     idata: xr.DataTree
+    #: The short name of the fitted model (a dataclass field or a property in each family).
+    model: str
     #: Posterior variables that :meth:`summary` reports by default (those present).
     summary_var_names: ClassVar[tuple[str, ...]] = ()
     #: A short name of the model family, for ``repr``.
@@ -157,6 +169,12 @@ class FitResult:
         """Convergence of the fit: the ``report`` of a one-fit result (IRT, pairwise);
         results with several fits override it."""
         return self.report
+
+    @property
+    def inference(self) -> InferenceRecord:
+        """What the inference did (:class:`~bayes_raters.inference_record.InferenceRecord`), as the
+        fit recorded it in :attr:`idata` (and :meth:`save` kept it)."""
+        return InferenceRecord.of(self.idata)
 
     @property
     def scalar_parameters(self) -> list[str]:
@@ -200,15 +218,15 @@ class FitResult:
         tree, config = load_datatree(path)
         return cls._from_saved(tree, config)
 
+    @abc.abstractmethod
     def _saved_config(self) -> dict:
         """The settings :meth:`save` stores beside the tree (JSON-able)."""
-        raise NotImplementedError
 
     @classmethod
+    @abc.abstractmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict):
         """The result from a saved tree (``idata``: every input is in its observed_data and
         constant_data) and its settings (the inverse of :meth:`_saved_config`)."""
-        raise NotImplementedError
 
     def summary(self, var_names=None, ci_prob: float = 0.9, **kwargs) -> pd.DataFrame:
         """``az.summary`` (equal-tailed ``ci_prob`` intervals) of ``var_names``, by default
@@ -264,8 +282,9 @@ class FitResult:
         self.idata["posterior_predictive"] = xr.DataTree(predictive)
         return self.idata
 
+    @abc.abstractmethod
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
-        raise NotImplementedError
+        """Replicates of ``observed_data`` for the (thinned) posterior ``draws``."""
 
     def compute_log_likelihood(self) -> xr.DataTree:
         """Add the pointwise ``log_likelihood`` group if the fit did not store it (as
@@ -282,7 +301,8 @@ class FitResult:
         return self.idata
 
     def _log_likelihood(self) -> xr.Dataset:
-        raise NotImplementedError
+        """The pointwise log-likelihood group, for families whose fit does not store it."""
+        raise NotImplementedError(f"{type(self).__name__} stores its log_likelihood group at fit time.")
 
     def pointwise_tree(self) -> xr.DataTree:
         """:attr:`idata` with one pointwise log-likelihood variable (what ``az.loo`` and
@@ -376,8 +396,9 @@ class FitResult:
                                     "compare fits of the same data with the same pointwise unit.")
         return az.compare(trees, **compare_kwargs)
 
+    @abc.abstractmethod
     def _size(self) -> str:
-        raise NotImplementedError
+        """The data's size in words, for ``repr``."""
 
     def __repr__(self) -> str:
         report = self.convergence

@@ -1,11 +1,12 @@
-"""One fit wrapper for every model family: sampling, convergence report, save and load.
+r"""What every fit shares around its sampler: the convergence report and its rules, the sampler
+settings, cores and BLAS threads, strict floating point, the seeded secondary streams, and the
+searches over model forms and quadrature rules.
 
-:func:`sample_model` runs NUTS with an explicit sampler (PyMC 6 silently prefers
-nutpie when it is installed, so the default here is pinned to ``"pymc"``), returns the
-``xarray.DataTree`` and a :class:`ConvergenceReport`, and warns with
-:class:`~bayes_raters.errors.ConvergenceWarning` when R-hat > 1.01, bulk or tail
-ESS < 400, or any transition diverged. Saving and loading live in
-:mod:`bayes_raters.persistence` (re-exported here).
+:class:`ConvergenceReport` is the verdict every result carries: a fit converged when R-hat
+<= 1.01 (two chains or more), bulk and tail ESS >= 400, no transition diverged and, for
+importance-sampled draws, Pareto :math:`\hat k` is at most its threshold;
+:func:`warn_if_not_converged` raises :class:`~bayes_raters.errors.ConvergenceWarning` naming every
+failed rule. The inference path itself is :func:`bayes_raters.inference.sample_model`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import arviz as az
@@ -24,10 +25,8 @@ import numpy as np
 import pymc as pm
 import pytensor
 import xarray as xr
-from threadpoolctl import threadpool_limits
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
-from bayes_raters.persistence import load_datatree, save_datatree  # noqa: F401  (re-exported)
 
 R_HAT_MAX = 1.01
 ESS_MIN = 400
@@ -220,169 +219,6 @@ def strict_float():
     return pytensor.config.change_flags(numba__fastmath=False)
 
 
-#: NUTS warm-up iterations per chain when NUTS starts from the Laplace approximation (``warm_start``).
-WARM_TUNE = 300
-#: The default largest Pareto :math:`\hat k` at which NUTS still starts from the Laplace
-#: approximation: beyond it the posterior is too far from Gaussian for the Hessian to be a good
-#: mass matrix (:func:`bayes_raters.laplace.warm_start`).
-WARM_K_MAX = 1.0
-
-
-def sample_model(
-    model: pm.Model,
-    *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
-    cores: int | None = 1,
-    random_seed: int | np.random.Generator | None = None,
-    nuts_sampler: str = "pymc",
-    target_accept: float = 0.9,
-    var_names: Sequence[str] | None = None,
-    check_var_names: Sequence[str] | None = None,
-    what: str = "model",
-    progressbar: bool | None = None,
-    nuts_kwargs: dict | None = None,
-    initvals: dict | None = None,
-    inference: str = "nuts",
-    extra_chains: int = 0,
-    warm_start: str = "never",
-    warm_k_max: float = WARM_K_MAX,
-) -> tuple[xr.DataTree, ConvergenceReport]:
-    r"""Sample ``model`` with NUTS (or importance-sampled Laplace draws) and report convergence.
-
-    ``inference``: ``"nuts"``; ``"laplace"`` (:mod:`bayes_raters.laplace`: mode, Hessian,
-    Pareto-smoothed importance sampling; a failed Pareto :math:`\hat k` check is a problem in
-    the report); or ``"auto"``: the Laplace draws when their report passes every rule (Pareto
-    :math:`\hat k`, R-hat between the chains' batches, ESS), NUTS otherwise (the posterior's
-    ``inference`` attribute says which, and why NUTS ran). When a batch passes the Pareto check
-    but not R-hat or ESS, twice as many fresh proposals are drawn from the same mode and Hessian,
-    pooled with the first batch's and resampled, before NUTS (:func:`bayes_raters.laplace.sample_laplace`; the posterior's
-    ``laplace_batch`` attribute says which batch was kept).
-
-    ``extra_chains``: when the NUTS draws fail R-hat or ESS but none diverged (slow mixing, not a
-    biased sampler), run this many more chains (seed from :func:`derived_rng`) and pool them with
-    the first (:func:`pooled_chains`; the posterior's ``extra_chains`` attribute says why). Chains
-    are independent, so the pooled draws are draws of the same posterior, and R-hat over all of
-    them still flags a stuck chain. Used by the guessing IRT models (``irt.binary.fit``), where a hard
-    item's weakly identified (a, b, c) leaves ESS just under 400 in a fifth of the fits.
-
-    ``warm_start`` (PyMC's NUTS only): ``"never"`` (default); ``"after_laplace"``: when NUTS runs
-    after rejected Laplace draws whose Pareto :math:`\hat k` is at most ``warm_k_max`` (default
-    ``WARM_K_MAX``, 1.0; farther from Gaussian the cold start wins), start each chain at a draw of
-    the Laplace approximation with its covariance as a dense mass matrix, and tune for ``min(tune,
-    WARM_TUNE)`` (300) iterations; ``"always"``: the same whenever NUTS runs, computing the mode,
-    Hessian and ``CHECK_PROPOSALS`` (1,000) proposals' Pareto :math:`\hat k` first when no Laplace
-    draws were tried (:func:`bayes_raters.laplace.checked_approximation`; :func:`bayes_raters.laplace.warm_start`,
-    where the measurements are; the posterior's ``nuts_warm_start`` attribute says so). For the
-    families where that was measured to help: ``irt.binary.fit``'s unidimensional 1PL/2PL
-    (``"after_laplace"``) and the many-facet model (``"always"``).
-
-    ``random_seed`` makes the draws reproducible bit for bit (for a given sampler,
-    chains and cores). ``check_var_names`` are the variables whose R-hat and ESS are
-    checked (default: all in the posterior). ``target_accept`` and ``nuts_kwargs`` (e.g.
-    nutpie's ``{"adaptation": "low_rank"}``) reach every sampler (:func:`sampler_settings`).
-    Compiled in strict floating point (:func:`strict_float`), so the draws do not depend on
-    the compile cache. ``progressbar``: PyMC's (or nutpie's) progress bar; None shows it in a
-    terminal or notebook only (:func:`interactive`). The sampler is recorded in the posterior's
-    ``nuts_sampler`` attribute. ``initvals``: starting values (jittered as usual). Returns
-    ``(datatree, report)`` and warns if the report shows a problem.
-
-    Numpy's floating-point warnings are silenced inside the sampler only: PyMC's NUTS
-    evaluates the kinetic energy of a diverging warm-up trajectory, which overflows, and
-    numpy reported that as a stray ``RuntimeWarning: overflow encountered in dot`` in the
-    README example. The divergence itself is what matters, and the report counts it.
-    """
-    if draws < 1 or tune < 0 or chains < 1:
-        raise InvalidInputError(f"need draws >= 1, tune >= 0, chains >= 1; got {draws}, {tune}, {chains}.")
-    if inference not in INFERENCE:
-        raise InvalidInputError(f"inference must be one of {INFERENCE}, got {inference!r}.")
-    if warm_start not in WARM_STARTS:
-        raise InvalidInputError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}.")
-    fallback, warm = "", None
-    if inference != "nuts":
-        for idata, check in _laplace(model, draws, chains, random_seed, var_names, initvals):
-            report = laplace_report(idata, check, check_var_names) if idata is not None else None
-            if report is not None and (report.converged or inference == "laplace"):
-                warn_if_not_converged(report, what)
-                return idata, report
-            if report is None or check.reason:  # no mode, or the Pareto check failed: NUTS
-                break
-        fallback = f"nuts (the Laplace draws were rejected: {check.reason or '; '.join(report.problems)})"
-        if warm_start in ("after_laplace", "always") and nuts_sampler == "pymc":
-            warm = _warm_approximation(check, warm_k_max)
-    elif warm_start == "always" and nuts_sampler == "pymc":
-        warm = _checked_approximation(model, random_seed, initvals, warm_k_max)
-    nuts = dict(draws=draws, tune=tune, cores=cores, nuts_sampler=nuts_sampler, var_names=var_names, progressbar=progressbar,
-                initvals=initvals, **sampler_settings(nuts_sampler, target_accept, nuts_kwargs))
-    idata = _run_nuts(model, chains=chains, random_seed=random_seed, warm=warm, **nuts)
-    idata["posterior"].attrs["inference"] = fallback or "nuts"
-    report = convergence_report(idata, check_var_names)
-    if extra_chains and not report.converged and not report.divergences:
-        idata = pooled_chains(idata, _run_nuts(model, chains=extra_chains, random_seed=derived_rng(random_seed, "extra_chains"), warm=warm, **nuts))
-        idata["posterior"].attrs["extra_chains"] = f"{extra_chains} added: the first {chains} gave {'; '.join(report.problems)}"
-        report = convergence_report(idata, check_var_names)
-    warn_if_not_converged(report, what)
-    return idata, report
-
-
-def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, progressbar, warm=None, **kwargs) -> xr.DataTree:
-    """``pm.sample`` with this package's settings (quiet, strict floating point, BLAS threads
-    per chain, no numpy overflow warnings from diverging warm-up trajectories); started from
-    the Laplace approximation ``warm`` when given (:func:`_warm_nuts`)."""
-    cores = resolve_cores(chains, cores)
-    if warm is not None:
-        kwargs = _warm_nuts(model, warm, chains, random_seed, **kwargs)
-    blas = threadpool_limits(limits=blas_threads(chains, cores))
-    with quiet_pymc(), model, warnings.catch_warnings(), blas, strict_float(), np.errstate(over="ignore", invalid="ignore"):
-        warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
-        # Python 3.12 warns at every fork of a process with more than one OS thread, and numpy's
-        # OpenBLAS starts its worker pool at import (2 threads in a bare `import numpy` here), so
-        # every multiprocess PyMC fit raised it; the pool is fork-safe (pthread_atfork handlers),
-        # and outside pytest the DeprecationWarning is hidden by Python's default filters anyway.
-        warnings.filterwarnings("ignore", message=".*is multi-threaded, use of fork.*", category=DeprecationWarning)
-        idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
-                          var_names=list(var_names) if var_names is not None else None,
-                          progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
-    idata["posterior"].attrs["nuts_sampler"] = nuts_sampler
-    if warm is not None:
-        idata["posterior"].attrs["nuts_warm_start"] = f"chains started at Laplace draws, its covariance as mass matrix, {kwargs['tune']} tuning iterations"
-    return _without_object_stats(idata)
-
-
-def _warm_approximation(check, k_max: float):
-    r"""The Laplace approximation of rejected draws when NUTS may start from it (Pareto
-    :math:`\hat k` at most ``k_max``), else None."""
-    return check.approximation if check.pareto_k <= k_max else None
-
-
-def _checked_approximation(model, random_seed, initvals, k_max):
-    r"""The Laplace approximation for a NUTS fit to start from when Pareto :math:`\hat k` of
-    importance draws from it (stream ``"laplace_check"`` of :func:`derived_rng`) is at most ``k_max``
-    (:func:`bayes_raters.laplace.checked_approximation`, :func:`_warm_approximation`), else None."""
-    from bayes_raters.laplace import checked_approximation  # noqa: PLC0415  (imports this module)
-
-    with _laplace_context():
-        check = checked_approximation(model, rng=derived_rng(random_seed, "laplace_check"), initvals=initvals)
-    return _warm_approximation(check, k_max)
-
-
-def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:
-    """``pm.sample``'s keywords for NUTS started from the Laplace approximation ``approx``:
-    starting points and a dense mass matrix from :func:`bayes_raters.laplace.warm_start` (the
-    points from the stream ``"warm_start"`` of :func:`derived_rng`), ``min(tune, WARM_TUNE)`` tuning
-    iterations, and a ``pm.NUTS`` step with the sampler settings (``target_accept`` and
-    ``nuts_kwargs``) on the log density the mode search compiled (strict floating point, no
-    second compile: 0.9 s on LSAT-7). ``initvals`` served the mode search already."""
-    from bayes_raters.laplace import warm_start  # noqa: PLC0415  (imports this module)
-
-    starts, covariance = warm_start(model, approx, chains, derived_rng(random_seed, "warm_start"))
-    with model:
-        step = pm.NUTS(vars=model.value_vars, potential=pm.step_methods.hmc.quadpotential.QuadPotentialFull(covariance),
-                       logp_dlogp_func=approx.logp_dlogp, **nuts)
-    return {"draws": draws, "tune": min(tune, WARM_TUNE), "initvals": starts, "step": step}
-
-
 #: The secondary streams of a fit (:func:`derived_rng`), one number each, named where they are
 #: used so that no two uses share one: IRT abilities (binary, polytomous, multidimensional), the
 #: finite-sample PRMSE spread of the true-score model, the many-facet abilities, extra chains,
@@ -400,66 +236,6 @@ def derived_rng(random_seed, stream: int | str) -> np.random.Generator:
     if isinstance(random_seed, np.random.Generator):
         return np.random.default_rng(random_seed.integers(2**63))
     return np.random.default_rng(None if random_seed is None else [int(random_seed), stream])
-
-
-def pooled_chains(first: xr.DataTree, second: xr.DataTree) -> xr.DataTree:
-    """``first`` with the chains of ``second`` appended (numbered on) in every group that has a
-    ``chain`` dimension; other groups (observed and constant data) are ``first``'s."""
-    pooled = {}
-    for name, node in first.children.items():
-        data = node.to_dataset()
-        if "chain" in data.dims and name in second.children:
-            more = second[name].to_dataset()
-            more = more.assign_coords(chain=more["chain"].values + data.sizes["chain"])
-            data = xr.concat([data, more], dim="chain", combine_attrs="override")
-        pooled[name] = data
-    return xr.DataTree.from_dict(pooled)
-
-
-INFERENCE = ("nuts", "laplace", "auto")
-WARM_STARTS = ("never", "after_laplace", "always")
-
-
-@contextlib.contextmanager
-def _laplace_context() -> Iterator[None]:
-    """Where the mode search, the Hessian and the proposals run: PyMC quiet, warnings kept
-    local, strict floating point, and no numpy warnings from proposals far in the tails."""
-    with quiet_pymc(), warnings.catch_warnings(), strict_float(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        yield
-
-
-def _laplace(model, draws, chains, random_seed, var_names, initvals):
-    from bayes_raters.laplace import sample_laplace  # noqa: PLC0415  (imports this module)
-
-    batches = sample_laplace(model, draws=draws, chains=chains, random_seed=random_seed, var_names=var_names, retry=True, initvals=initvals)
-    while True:
-        with _laplace_context():
-            batch = next(batches, None)
-        if batch is None:
-            return
-        yield batch
-
-
-def laplace_report(idata: xr.DataTree, check, var_names: Sequence[str] | None = None) -> ConvergenceReport:
-    r"""The convergence report of importance-sampled Laplace draws: R-hat between the chains'
-    independent batches, the smaller of ArviZ's ESS and the importance-sampling effective size
-    (:mod:`bayes_raters.laplace`), no divergences, and Pareto :math:`\hat k` with its threshold."""
-    report = convergence_report(idata, var_names)
-    return replace(report, min_ess_bulk=float(min(report.min_ess_bulk, check.ess)), min_ess_tail=float(min(report.min_ess_tail, check.ess)),
-                   pareto_k=float(check.pareto_k), pareto_k_threshold=float(check.k_threshold))
-
-
-def _without_object_stats(idata: xr.DataTree) -> xr.DataTree:
-    """Drop sample statistics of object dtype (nutpie's ``divergence_message``, None where no
-    divergence): netCDF reads them back as float NaN, so a saved result failed its checksum.
-    The divergences themselves stay in ``diverging``."""
-    if "sample_stats" not in idata.children:
-        return idata
-    stats = idata["sample_stats"].to_dataset()
-    dropped = [name for name, variable in stats.data_vars.items() if variable.dtype == object]
-    if dropped:
-        idata["sample_stats"] = xr.DataTree(stats.drop_vars(dropped))
-    return idata
 
 
 class RefinedFit(NamedTuple):

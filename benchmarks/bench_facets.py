@@ -69,11 +69,11 @@ def one_fit(ratings, systems, seed: int, cores: int | None, spent: dict):
         warnings.simplefilter("always")
         result = facets_fit.fit_facets(ratings, systems, random_seed=seed, cores=cores, progressbar=False)
     wall = time.perf_counter() - start
-    report, attrs = result.report, result.posterior.attrs
+    report, record = result.report, result.inference
     steps = float(result.idata["sample_stats"]["n_steps"].mean())
     parts = ", ".join(f"{name.strip('_')} {seconds:.1f} s" for name, seconds in spent.items())
-    start_kind = "warm" if "nuts_warm_start" in attrs else "cold"
-    line = (f"{wall:6.1f} s ({parts}); {attrs['parametrisation']} form, {start_kind} start, {steps:.1f} steps/draw, "
+    start_kind = "warm" if record.warm_start else "cold"
+    line = (f"{wall:6.1f} s ({parts}); {record.parametrisation} form, {start_kind} start, {steps:.1f} steps/draw, "
             f"ESS {report.min_ess_bulk:.0f}/{report.min_ess_tail:.0f}, R-hat {report.max_r_hat:.4f}, "
             f"div {report.divergences}, warnings {len(caught)}")
     return line, result, wall

@@ -67,7 +67,7 @@ def run(size: str, methods: list[str], samplers: list[str], draws: int, tune: in
                 ess = az.ess(posterior[[name]])[name]
                 stats = result.idata["sample_stats"].to_dataset()
                 steps = next((float(stats[k].mean()) for k in ("n_steps", "tree_size") if k in stats), float("nan"))
-                path = posterior.attrs.get("inference", "nuts").split(" ")[0]  # the Laplace draws have no NUTS steps
+                path = result.inference.path  # the Laplace draws have no NUTS steps
                 r_hat = az.rhat(posterior[[v for v in ("a", "b") if v in posterior]])
                 max_r_hat = max(float(r_hat[v].max()) for v in r_hat.data_vars)
                 corr = _corr(posterior["a"].mean(("chain", "draw")).sel(item=items), truth["a"]) if model == "2pl" else float("nan")

@@ -65,7 +65,7 @@ def fit_row(name: str, answers, **options) -> dict:
     return {
         "fit": name, "wall_s": wall, "sampling_s": sampling, "min_ess_per_s": ess / sampling,
         "max_r_hat": result.report.max_r_hat, "divergences": result.report.divergences,
-        "nodes": post.attrs.get("quadrature_nodes"), "elpd": float(az.loo(result.idata).elpd),
+        "nodes": result.inference.quadrature_nodes, "elpd": float(az.loo(result.idata).elpd),
     }
 
 

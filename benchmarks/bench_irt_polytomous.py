@@ -100,7 +100,7 @@ def ours(wide: pd.DataFrame, model: str, inference: str = "auto") -> dict:
     report = result.convergence
     return {"wall": wall, "ess_bulk": report.min_ess_bulk, "ess_tail": report.min_ess_tail, "r_hat": report.max_r_hat,
             "divergences": report.divergences, "pareto_k": report.pareto_k, "result": result,
-            "inference": result.posterior.attrs.get("inference", "nuts").split(" ")[0]}
+            "inference": result.inference.path}
 
 
 def compare(default, nuts) -> str:

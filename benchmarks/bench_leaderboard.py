@@ -133,8 +133,8 @@ def oracle_b_slopes_learned(table: pd.DataFrame, truth: dict) -> pd.Series:
 
 def nuts_fit(table: pd.DataFrame, sampler: str, tune: int, draws: int, seed: int, low_rank: bool = False):
     """The joint 2PL of the package (``build_irt_model``) sampled with NUTS; wall times apart."""
+    from bayes_raters.inference import sample_model
     from bayes_raters.irt import build_irt_model
-    from bayes_raters.sampling import sample_model
 
     start = time.perf_counter()
     model = build_irt_model(table, "2pl")
@@ -203,7 +203,7 @@ def blocked_fit(table: pd.DataFrame, truth: dict, seed: int, seconds_map: float)
     flat = truth["a"][truth["a"] < 0.1].index
     flagged = float((items.loc[flat, "flag"] != "").mean()) if len(flat) else float("nan")
     false_flags = int((items.loc[truth["a"][truth["a"] > 0.5].index, "flag"].isin(["flat", "backwards"])).sum())
-    print(f"fit_leaderboard (defaults: 2 chains, {result.posterior.attrs['draws_rule']}): {seconds:.1f} s "
+    print(f"fit_leaderboard (defaults: 2 chains, {result.inference.draws_rule}): {seconds:.1f} s "
           f"({seconds / seconds_map:.0f}x the MAP); converged {report.converged}, max R-hat {report.max_r_hat:.4f}, "
           f"min bulk ESS {report.min_ess_bulk:.0f} ({report.min_ess_bulk / seconds:.2f} per s), min tail ESS {report.min_ess_tail:.0f}")
     print(f"  corr(b) {recovery(items['b_mean'], truth['b'].to_numpy(), sharp.to_numpy()):.4f}, "

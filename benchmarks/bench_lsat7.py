@@ -14,7 +14,6 @@ Run: ``.venv/bin/python benchmarks/bench_lsat7.py [--seeds 1 2 ... 15] [--cold]`
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 import warnings
@@ -48,12 +47,12 @@ def girth_seconds(wide: pd.DataFrame, repeats: int = 5) -> float:
     return float(np.median(times))
 
 
-def path_of(attrs: dict) -> str:
-    """Which path the fit took, from its posterior's attributes."""
-    if attrs.get("inference") == "laplace":
+def path_of(record) -> str:
+    """Which path the fit took, from its inference record."""
+    if record.path == "laplace":
         return "laplace"
-    path = "nuts (warm)" if "nuts_warm_start" in attrs else "nuts (cold)"
-    return path + (" + extra chains" if attrs.get("extra_chains") else "")
+    path = "nuts (warm)" if record.warm_start else "nuts (cold)"
+    return path + (" + extra chains" if record.extra_chains else "")
 
 
 def one_fit(long: pd.DataFrame, seed: int, inference: str = "auto") -> dict:
@@ -64,10 +63,9 @@ def one_fit(long: pd.DataFrame, seed: int, inference: str = "auto") -> dict:
         warnings.simplefilter("always")
         result = fit_irt(long, "2pl", random_seed=seed, inference=inference, progressbar=False)
     seconds = time.perf_counter() - start
-    report, attrs = result.report, result.posterior.attrs
-    rejected = re.search(r"Pareto k ([0-9.]+)", attrs.get("inference", ""))  # NUTS ran: the rejected draws' k
-    k = attrs.get("pareto_k", float(rejected.group(1)) if rejected else np.nan)
-    return {"seed": seed, "wall": seconds, "path": path_of(attrs), "pareto_k": k,
+    report, record = result.report, result.inference
+    k = np.nan if record.pareto_k is None else record.pareto_k  # NUTS after rejected draws: their k
+    return {"seed": seed, "wall": seconds, "path": path_of(record), "pareto_k": k,
             "ess": report.min_ess_bulk, "r_hat": report.max_r_hat, "divergences": report.divergences,
             "converged": report.converged, "warnings": len(caught)}
 

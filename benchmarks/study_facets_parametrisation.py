@@ -34,9 +34,9 @@ def row(name, ratings, systems, seed, centred):
         start = time.perf_counter()
         result = fit_facets(ratings, systems, random_seed=seed, cores=1, progressbar=False, centred=centred)
         seconds = time.perf_counter() - start
-    report, attrs = result.report, result.posterior.attrs
+    report, record = result.report, result.inference
     steps = float(result.idata["sample_stats"]["n_steps"].mean())
-    return (f"| {name} | {centred} -> {attrs['parametrisation']} ({attrs['divergences_by_form']}) | {report.divergences} | "
+    return (f"| {name} | {centred} -> {record.parametrisation} ({record.divergences_by_form}) | {report.divergences} | "
             f"{report.max_r_hat:.3f} | {report.min_ess_bulk:.0f} | {steps:.1f} | {seconds:.0f} |")
 
 

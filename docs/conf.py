@@ -79,6 +79,8 @@ API_PAGES = {
     "core": ("Results, data, errors and calibration", "What every family shares: the result protocol, the convergence "
              "report, long tables, errors and warnings, and simulation-based calibration.",
              [("bayes_raters.results", ["FitResult"]), ("bayes_raters.sampling", ["ConvergenceReport"]),
+              ("bayes_raters.inference_record", ["InferenceRecord"]), ("bayes_raters.fit_spec", ["FitSpec"]),
+              ("bayes_raters.inference", ["sample_model"]),
               ("bayes_raters", None), ("bayes_raters.sbc", ["Configuration", "run_sbc", "uniformity_table", "plot_sbc"])]),
 }
 

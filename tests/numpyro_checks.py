@@ -34,7 +34,7 @@ def check_marginal_irt_matches_pymc_and_repeats() -> None:
     table, _ = simulate_responses(300, 6, random_seed=11)
     jax_fit = fit_irt(table, "2pl", nuts_sampler="numpyro", random_seed=3, **IRT_SETTINGS)
     pymc_fit = fit_irt(table, "2pl", nuts_sampler="pymc", random_seed=3, **IRT_SETTINGS)
-    assert jax_fit.posterior.attrs["nuts_sampler"] == "numpyro"
+    assert jax_fit.inference.sampler == "numpyro"
     assert jax_fit.report.converged
     for name in ("a", "b"):
         _agree(jax_fit.posterior, pymc_fit.posterior, name)

@@ -231,7 +231,7 @@ def test_sampler_overflow_in_warm_up_raises_no_numpy_warning(monkeypatch):
     warning inside the sampler and reports the divergence instead (point 6)."""
     import pymc as pm
 
-    from bayes_raters import sampling
+    from bayes_raters import inference
 
     def diverging_sampler(**kwargs):
         momentum = np.array([1e200, np.nan])
@@ -244,13 +244,13 @@ def test_sampler_overflow_in_warm_up_raises_no_numpy_warning(monkeypatch):
             }
         )
 
-    monkeypatch.setattr(sampling.pm, "sample", diverging_sampler)
+    monkeypatch.setattr(inference.pm, "sample", diverging_sampler)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _, report = sampling.sample_model(pm.Model(), draws=500, chains=2, random_seed=0)
+        _, report = inference.sample_model(pm.Model(), draws=500, chains=2, random_seed=0)
     assert report.divergences == 2
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
-    assert [w for w in caught if issubclass(w.category, sampling.ConvergenceWarning)]
+    assert [w for w in caught if issubclass(w.category, ConvergenceWarning)]
 
 
 # ---- persistence -------------------------------------------------------------------------

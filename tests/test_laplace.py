@@ -10,8 +10,10 @@ import pymc as pm
 import pytest
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
+from bayes_raters.inference import WARM_K_MAX, sample_model, warm_approximation
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.laplace import LaplaceCheck, k_threshold, laplace_approximation, sample_laplace, warm_start
-from bayes_raters.sampling import WARM_K_MAX, ConvergenceReport, _warm_approximation, sample_model
+from bayes_raters.sampling import ConvergenceReport
 
 
 def _regression(seed: int = 0):
@@ -40,7 +42,7 @@ def test_gaussian_posterior_is_recovered_with_equal_weights():
     spread = draws.std(("chain", "draw")).values
     assert np.all(np.abs(spread / sd - 1) < 0.1)
     assert not tree["sample_stats"]["diverging"].values.any()
-    assert tree["posterior"].attrs["inference"] == "laplace"
+    assert check.proposals_per_chain == 2 * 500
 
 
 def test_same_seed_same_draws():
@@ -65,7 +67,9 @@ def test_heavy_tails_fail_the_check_and_auto_falls_back_to_nuts():
     assert not check.accepted and check.pareto_k > 0.7 and "Pareto k" in check.reason
     with pytest.warns(ConvergenceWarning, match="R-hat"):  # NUTS does not tame these tails either
         idata, report = sample_model(_heavy_tailed(), draws=200, tune=200, random_seed=1, inference="auto", what="test")
-    assert idata["posterior"].attrs["inference"].startswith("nuts (the Laplace draws were rejected: Pareto k")
+    record = InferenceRecord.of(idata)
+    assert record.path == "nuts_after_laplace" and record.reason.startswith("the Laplace draws were rejected: Pareto k")
+    assert record.sampler == "pymc" and record.pareto_k > 0.7 and record.warm_start == ""
     assert report.pareto_k is None and "n_steps" in idata["sample_stats"]
 
 
@@ -81,9 +85,10 @@ def test_gaussian_posterior_passes_through_sample_model_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         idata, report = sample_model(model, draws=500, random_seed=1, inference="auto", what="test")
-    assert idata["posterior"].attrs["inference"] == "laplace"
+    record = InferenceRecord.of(idata)
+    assert record.path == "laplace" and record.laplace_retries == 0 and record.pareto_k == report.pareto_k
     assert report.converged and report.divergences == 0 and report.pareto_k < 0.3
-    assert report.min_ess_bulk <= idata["posterior"].attrs["importance_ess"] + 1e-9
+    assert report.min_ess_bulk <= record.importance_ess + 1e-9
 
 
 def test_reports_saved_before_the_laplace_fields_still_load():
@@ -107,12 +112,12 @@ def test_a_batch_failing_only_on_noise_is_redrawn_before_nuts(monkeypatch):
     """A first batch that passes the Pareto check but fails R-hat gets one fresh batch with twice
     the proposals from the same mode and Hessian (no NUTS, no second optimisation); a batch that
     fails the Pareto check goes to NUTS directly (previous test)."""
+    import bayes_raters.inference as inference
     import bayes_raters.laplace as laplace
-    import bayes_raters.sampling as sampling
 
     model, _, _ = _regression()
     optimisations = []
-    original_mode, original_report = laplace._mode, sampling.laplace_report
+    original_mode, original_report = laplace._mode, inference.laplace_report
     monkeypatch.setattr(laplace, "_mode", lambda *args: optimisations.append(1) or original_mode(*args))
     reports = []
 
@@ -121,13 +126,13 @@ def test_a_batch_failing_only_on_noise_is_redrawn_before_nuts(monkeypatch):
         reports.append(report)
         return report if len(reports) > 1 else replace(report, max_r_hat=1.05)
 
-    monkeypatch.setattr(sampling, "laplace_report", first_fails_r_hat)
+    monkeypatch.setattr(inference, "laplace_report", first_fails_r_hat)
     monkeypatch.setattr(pm, "sample", lambda *args, **kwargs: pytest.fail("NUTS ran"))
     # 2,000 draws: R-hat of 3 coordinates from 2 x 2,000 resampled draws stays far below 1.01
     idata, report = sample_model(model, draws=2000, chains=2, random_seed=3, inference="auto", what="test")
-    attrs = idata["posterior"].attrs
+    record = InferenceRecord.of(idata)
     assert len(reports) == 2 and len(optimisations) == 1
-    assert attrs["inference"] == "laplace" and attrs["laplace_batch"] == 2 and attrs["proposals_per_chain"] == 6 * 2000
+    assert record.path == "laplace" and record.laplace_retries == 1 and record.proposals_per_chain == 6 * 2000
     assert report.converged and report.max_r_hat <= 1.01
     first, _ = sample_laplace(model, draws=2000, chains=2, random_seed=3)
     assert not np.array_equal(first["posterior"]["beta"].values, idata["posterior"]["beta"].values)
@@ -153,7 +158,7 @@ def test_nuts_starts_from_the_approximation_only_near_gaussian():
     """Pareto k above WARM_K_MAX (1.0): the Hessian at the mode is a poor mass matrix (hierarchical
     2PL draws: 26-34 steps per draw warm against 18-20 cold), so NUTS starts cold."""
     approximation = object()
-    assert _warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), WARM_K_MAX) is approximation
-    assert _warm_approximation(LaplaceCheck(1.2, 0.7, 900.0, "k", approximation), WARM_K_MAX) is None
-    assert _warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), 0.7) is None  # the many-facet model's limit
-    assert _warm_approximation(LaplaceCheck(np.inf, 0.7, 0.0, "no mode"), WARM_K_MAX) is None
+    assert warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), WARM_K_MAX) is approximation
+    assert warm_approximation(LaplaceCheck(1.2, 0.7, 900.0, "k", approximation), WARM_K_MAX) is None
+    assert warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), 0.7) is None  # the many-facet model's limit
+    assert warm_approximation(LaplaceCheck(np.inf, 0.7, 0.0, "no mode"), WARM_K_MAX) is None

@@ -4,6 +4,7 @@ functions read it."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 
@@ -124,7 +125,7 @@ def test_every_family_has_the_groups_convergence_summary_and_repr(fitted):
     assert STANDARD_GROUPS <= set(result.idata.children)  # log_likelihood added by the fixture
     assert isinstance(result.convergence, ConvergenceReport)
     chains = result.idata["posterior"].sizes["chain"]
-    added = "extra_chains" in result.idata["posterior"].attrs  # an IRT fit that mixed too little adds chains, and says why
+    added = result.inference.extra_chains > 0  # an IRT fit that mixed too little adds chains, and says why
     assert result.convergence.draws == 200 and result.convergence.chains == chains == (4 if added else 2)
     expected_model = {"true_score": "normal", "true_score_joint": "normal", "irt": "2pl", "pairwise": "beta_latent_rao-kupper", "polytomous": "grm",
                       "multidimensional": "2pl", "facets": "many_facet", "leaderboard": "2pl", "arena": "rao_kupper"}
@@ -169,7 +170,7 @@ def test_arviz_reads_every_result(fitted):
     if isinstance(result, LeaderboardResult):  # Metropolis-within-Gibbs: no Hamiltonian, so no energy to plot
         assert "energy" not in tree["sample_stats"].data_vars and "accept_items" in tree["sample_stats"].data_vars
     elif isinstance(result, ArenaResult):  # importance-sampled Laplace draws: no Hamiltonian either
-        assert "energy" not in tree["sample_stats"].data_vars and tree["posterior"].attrs["inference"] == "laplace"
+        assert "energy" not in tree["sample_stats"].data_vars and result.inference.path == "laplace"
     else:
         az.plot_energy(tree)
     observed = sorted(tree["observed_data"].data_vars)
@@ -187,6 +188,8 @@ def test_save_and_load_keep_every_group(fitted, tmp_path):
     loaded = type(result).load(path)
     assert set(loaded.idata.children) == set(result.idata.children)
     assert repr(loaded) == repr(result)
+    # the typed records come back as they were: the options and what the inference did
+    assert loaded.spec == result.spec and loaded.inference == result.inference
     for group in ("posterior_predictive", "log_likelihood", "observed_data"):
         original, back = result.idata[group].to_dataset(), loaded.idata[group].to_dataset()
         for variable in original.data_vars:
@@ -213,10 +216,36 @@ def test_every_family_has_a_unit_table_in_the_column_pattern(fitted):
     assert ((values[f"{param}_lower"] < values[f"{param}_mean"]) & (values[f"{param}_mean"] < values[f"{param}_upper"])).all()
 
 
+RESULT_CLASSES = (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult,
+                  LeaderboardResult, ArenaResult)
+
+
 def test_result_classes_share_the_protocol():
-    for cls in (TrueScoreResult, IRTResult, PairwiseResult, PolytomousResult, MultidimensionalIRTResult, FacetsResult, LeaderboardResult,
-                ArenaResult):
-        assert issubclass(cls, FitResult) and cls.summary_var_names
+    """Every result is a concrete FitResult (the abstract base declares what each family
+    provides), built by keyword only, with a ``spec`` and a ``report`` field."""
+    with pytest.raises(TypeError, match="abstract"):
+        FitResult()
+    for cls in RESULT_CLASSES:
+        assert issubclass(cls, FitResult) and cls.summary_var_names and not cls.__abstractmethods__
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        assert {"idata", "spec"} <= set(fields) and all(f.kw_only for f in fields.values()), cls
+        assert isinstance(cls.model, property), f"{cls.__name__}.model is a property (of its spec or data)"
+        with pytest.raises(TypeError):
+            cls(None, None, None)  # positionally: refused
+
+
+def test_every_result_has_a_spec_an_inference_record_and_a_model_name(fitted):
+    from bayes_raters.fit_spec import FitSpec
+    from bayes_raters.inference_record import InferenceRecord
+
+    name, result = fitted
+    assert isinstance(result.spec, FitSpec) and isinstance(result.inference, InferenceRecord)
+    expected_path = {"leaderboard": "metropolis_within_gibbs", "arena": "laplace"}
+    if name in expected_path:
+        assert result.inference.path == expected_path[name]
+    else:  # every PyMC fit names its sampler; the Laplace path names the module
+        assert result.inference.sampler in ("pymc", "nutpie", "bayes_raters.laplace"), result.inference
+    assert type(result.spec).from_dict(result.spec.to_dict()) == result.spec
 
 
 def test_every_family_has_loo_and_compares_with_itself(fitted):
@@ -347,8 +376,9 @@ def test_table_sds_are_the_sample_sd_that_arviz_reports():
 def test_pairwise_model_is_the_models_name(monkeypatch):
     """``PairwiseResult.model`` names the model as on every result (a plain string);
     ``pymc_model()`` rebuilds the PyMC model."""
+    from bayes_raters.pairwise.model import PairwiseSpec
     from bayes_raters.pairwise.result import PairwiseResult
 
     result = object.__new__(PairwiseResult)
-    result.link = "probit"
+    result.spec = PairwiseSpec(link="probit")
     assert result.model == "beta_latent_probit" and type(result.model) is str

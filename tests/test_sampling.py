@@ -20,9 +20,10 @@ import pytensor
 import pytest
 
 from bayes_raters.errors import ConvergenceWarning
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt import simulate_responses, validate_responses
 from bayes_raters.irt.binary.marginal import build_marginal_from_table
-from bayes_raters.sampling import sample_model
 
 CHILD = """
 import sys
@@ -179,7 +180,8 @@ def test_extra_chains_are_added_and_pooled_when_the_first_chains_mix_too_little(
     posterior = idata["posterior"]
     assert report.chains == 4 and list(posterior["chain"].values) == [0, 1, 2, 3]
     assert idata["sample_stats"].sizes["chain"] == 4
-    assert "ESS" in posterior.attrs["extra_chains"] and posterior.attrs["nuts_sampler"] == "pymc"
+    record = InferenceRecord.of(idata)
+    assert record.extra_chains == 2 and "ESS" in record.extra_chains_reason and record.sampler == "pymc" and record.path == "nuts"
     first, extra = posterior["x"].values[:2], posterior["x"].values[2:]
     assert not np.allclose(first, extra)  # fresh seeds, not the first chains repeated
     with pytest.warns(ConvergenceWarning):
@@ -189,7 +191,7 @@ def test_extra_chains_are_added_and_pooled_when_the_first_chains_mix_too_little(
 
 def test_no_extra_chains_when_the_first_converge():
     idata, report = sample_model(_normal_model(), draws=1000, tune=500, chains=2, random_seed=3, extra_chains=2)
-    assert report.converged and report.chains == 2 and "extra_chains" not in idata["posterior"].attrs
+    assert report.converged and report.chains == 2 and InferenceRecord.of(idata).extra_chains == 0
 
 
 def test_no_extra_chains_when_the_first_diverge():
@@ -199,7 +201,7 @@ def test_no_extra_chains_when_the_first_diverge():
         pm.Normal("x", 0.0, pm.math.exp(v / 2), shape=5)
     with pytest.warns(ConvergenceWarning, match="divergent"):
         idata, report = sample_model(funnel, draws=200, tune=200, chains=2, random_seed=3, target_accept=0.6, extra_chains=2)
-    assert report.divergences > 0 and report.chains == 2 and "extra_chains" not in idata["posterior"].attrs
+    assert report.divergences > 0 and report.chains == 2 and InferenceRecord.of(idata).extra_chains == 0
 
 
 def test_derived_streams_repeat_for_a_seed_and_accept_a_generator():

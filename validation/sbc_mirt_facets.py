@@ -133,8 +133,8 @@ def fit_facets_config(ratings: pd.DataFrame, seed: int, settings: dict | None = 
     draws["difficulty[0]"] = posterior["difficulty"].sel(prompt="p0").values
     draws |= {f"thresholds[{k}]": posterior["thresholds"].isel(threshold=k).values for k in (0, 2)}
     draws["theta[0]"] = posterior["theta"].sel(response="e0").values
-    draws["diag_non_centred"] = float(posterior.attrs["parametrisation"] == "non-centred")  # which form was kept
-    draws["diag_warm_start"] = float("nuts_warm_start" in posterior.attrs)  # NUTS started from the Laplace approximation
+    draws["diag_non_centred"] = float(result.inference.parametrisation == "non-centred")  # which form was kept
+    draws["diag_warm_start"] = float(bool(result.inference.warm_start))  # NUTS started from the Laplace approximation
     return draws, result.report
 
 

@@ -18,8 +18,9 @@ import pandas as pd
 from bayes_raters.ctt.finite_sample import add_finite_sample_spread
 from bayes_raters.ctt.fit import checked_variables
 from bayes_raters.ctt.model import TrueScoreData, TrueScoreSpec, build_from_data
+from bayes_raters.inference import sample_model
 from bayes_raters.results import worst_report
-from bayes_raters.sampling import quiet_pymc, sample_model
+from bayes_raters.sampling import quiet_pymc
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
 from validation.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
 from validation.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
@@ -204,9 +205,10 @@ def fit_irt_config(table: pd.DataFrame, seed: int, model: str = "2pl", method: s
         if "c" in posterior:
             draws[f"c[{j}]"] = posterior["c"].sel(item=f"i{j}").values
     draws["diag_chains"] = float(posterior.sizes["chain"])  # chains may be added (sample_model(extra_chains=))
-    draws["diag_warm_start"] = float("nuts_warm_start" in posterior.attrs)  # NUTS started from the Laplace approximation
-    if "difficulty_form" in posterior.attrs:  # 1: the non-centred difficulties were kept (their centred fit diverged, or by rule)
-        draws["diag_noncentred_b"] = float(posterior.attrs["difficulty_form"] == "non-centred")
+    record = result.inference
+    draws["diag_warm_start"] = float(bool(record.warm_start))  # NUTS started from the Laplace approximation
+    if record.parametrisation:  # 1: the non-centred difficulties were kept (their centred fit diverged, or by rule)
+        draws["diag_noncentred_b"] = float(record.parametrisation == "non-centred")
     return draws, result.report
 
 

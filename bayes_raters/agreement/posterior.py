@@ -23,7 +23,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.sampling import ConvergenceReport, sample_model
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import record_of
+from bayes_raters.sampling import ConvergenceReport
 
 
 def _fit(long: pd.DataFrame, rater_effects: bool, observation: str, score_range, seed, draws, chains, progressbar,
@@ -43,7 +45,7 @@ def _fit(long: pd.DataFrame, rater_effects: bool, observation: str, score_range,
         what=f"agreement true-score model (rater effects {'on' if rater_effects else 'off'})",
     )
     posterior = tree["posterior"].to_dataset()
-    if rater_effects and rater_offsets == "centred" and not report.converged and posterior.attrs.get("inference", "nuts") != "laplace":
+    if rater_effects and rater_offsets == "centred" and not report.converged and record_of(tree).path != "laplace":
         # NUTS on the centred offsets diverges when their spread nears 0 (few raters; 1 fit in 6 with 80 x 6 raters)
         return _fit(long, rater_effects, observation, score_range, seed, draws, chains, progressbar, "nuts", "non_centred")
     return posterior, report
@@ -75,7 +77,7 @@ def posterior_icc(
     """Posterior mean and central ``ci_prob`` interval of each ICC, the draws, and both fits' reports.
 
     ``long`` holds validated ratings (``response, rater, score``) of units rated twice or more.
-    ``inference`` as in :func:`bayes_raters.sampling.sample_model` (``"auto"``: the importance-
+    ``inference`` as in :func:`bayes_raters.inference.sample_model` (``"auto"``: the importance-
     sampled Laplace draws where their Pareto-k, R-hat and ESS checks pass, NUTS otherwise; on
     200 units x 12 raters the two-way fit took 4.6 s by Laplace, 10.2 s by NUTS). When NUTS on
     the model with centred rater offsets does not converge (divergences where the offsets' spread

@@ -55,7 +55,8 @@ def arena(table, args: argparse.Namespace) -> Output:
     if "categories" in tables:
         top = tables["categories"].groupby(level="category").head(min(args.top, 5))
         text.append("categories (top models of each)\n" + text_table(top.reset_index(level="category"), 3))
-    data = {"method": "arena", "systems": records(tables["systems"], "model"), "convergence": convergence_record(result.convergence)}
+    data = {"method": "arena", "systems": records(tables["systems"], "model"), "convergence": convergence_record(result.convergence),
+            "inference": result.inference.to_dict()}
     if "style" in tables:
         data["style"] = records(tables["style"], "style")
     if "categories" in tables:

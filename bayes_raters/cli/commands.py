@@ -216,9 +216,7 @@ def _irt_output(result, tables: dict, args: argparse.Namespace) -> Output:
                  + text_table(flagged, 3) if len(flagged) else "\n\nno item pair flagged for local dependence (Yen's Q3)")
     data = {name: records(table, name.rstrip("s")) for name, table in tables.items()}  # pairs: item_a, item_b columns
     data["convergence"] = convergence_record(result.convergence)
-    data["convergence"]["inference"] = result.posterior.attrs.get("inference", "nuts")  # which path ran, and why
-    data["convergence"]["extra_chains"] = result.posterior.attrs.get("extra_chains", "")  # chains added, and why
-    data["convergence"]["nuts_warm_start"] = result.posterior.attrs.get("nuts_warm_start", "")  # NUTS started from the Laplace mode
+    data["inference"] = result.inference.to_dict()  # which path ran and why, warm start, chains added
     return Output(text, data, tables)
 
 

@@ -63,7 +63,5 @@ def facets(args: argparse.Namespace) -> Output:
     keys = {"raters": "rater", "prompts": "prompt", "prmse": "system"}
     data = {name: records(table, keys[name]) for name, table in tables.items()}
     data["convergence"] = convergence_record(result.convergence)
-    data["convergence"]["inference"] = result.posterior.attrs.get("inference", "nuts")  # which path ran, and why
-    for name in ("parametrisation", "divergences_by_form"):  # which form of the rater/prompt groups was kept
-        data["convergence"][name] = result.posterior.attrs[name]
+    data["inference"] = result.inference.to_dict()  # the path, and which form of the rater/prompt groups was kept
     return Output(text, data, tables)

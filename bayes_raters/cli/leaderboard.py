@@ -55,5 +55,5 @@ def leaderboard(args: argparse.Namespace) -> Output:
     ])
     data = {"systems": records(tables["systems"], "system"), "items": records(tables["items"], "item"),
             "convergence": convergence_record(result.convergence)}
-    data["convergence"]["draws_rule"] = result.posterior.attrs["draws_rule"]
+    data["inference"] = result.inference.to_dict()  # the sampler and how many draws it needed (draws_rule)
     return Output(text, data, tables)

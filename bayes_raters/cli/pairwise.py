@@ -124,7 +124,8 @@ def pairwise(args: argparse.Namespace) -> Output:
                 ties={"auto": None, "yes": True, "no": False}[args.ties],
             )
         items = result.item_table(ci_prob=args.ci)
-        data = {"method": "bayes", "items": records(items, "item"), "convergence": convergence_record(result.convergence)}
+        data = {"method": "bayes", "items": records(items, "item"), "convergence": convergence_record(result.convergence),
+                "inference": result.inference.to_dict()}
         output = Output(text_table(items, 3), data, {"items": items})
         return _with_plan(output, result, args) if args.plan else output
     from bayes_raters import pairwise as methods

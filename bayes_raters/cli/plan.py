@@ -68,7 +68,8 @@ def plan(args: argparse.Namespace) -> Output:
     table = plan_double_scoring(result, sorted(set(args.extra)), args.extra_single, ci_prob=args.ci,
                                 threshold=args.threshold, random_seed=args.seed)
     text = text_table(table.set_index(["extra_double", "quantity"]), 3)
-    data = {"plan": records(table.set_index("quantity"), "quantity"), "convergence": convergence_record(result.convergence)}
+    data = {"plan": records(table.set_index("quantity"), "quantity"), "convergence": convergence_record(result.convergence),
+            "inference": result.inference.to_dict()}
     if args.target_width is not None:
         reached = reach(table, args.target_width)
         data["target_width"], data["reaches_target"] = args.target_width, reached

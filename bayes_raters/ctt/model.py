@@ -43,7 +43,7 @@ and PRMSE is formed the same way from T's exact conditional moments.
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -54,6 +54,7 @@ from bayes_raters.ctt import finite_sample, ordinal
 from bayes_raters.ctt.ordinal_units import on_grid, ordinal_units
 from bayes_raters.data import require_varying_ratings, validate_ratings, validate_system_scores
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
+from bayes_raters.fit_spec import FitSpec
 
 LOG_2PI = float(np.log(2 * np.pi))
 RATER_ERRORS = ("common", "rater")
@@ -63,7 +64,7 @@ RATER_OFFSETS = ("centred", "non_centred")
 
 
 @dataclass(frozen=True)
-class TrueScoreSpec:
+class TrueScoreSpec(FitSpec):
     """Options of the true-score model (see the module docstring).
 
     Attributes
@@ -121,11 +122,6 @@ class TrueScoreSpec:
             and not self.joint
         )
 
-    def to_dict(self) -> dict:
-        """The options as plain values (for a result's attrs and its saved file)."""
-        out = asdict(self)
-        out["score_range"] = list(self.score_range) if self.score_range else None
-        return out
 
 
 @dataclass

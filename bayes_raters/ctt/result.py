@@ -35,7 +35,7 @@ QUANTITIES = {  # posterior variable -> closed-form column
 }
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
     """A fitted true-score model (the result protocol of :mod:`bayes_raters.results`).
 
@@ -191,9 +191,6 @@ class TrueScoreResult(protocol.TrueScoreGroups, FitResult):
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> TrueScoreResult:
-        spec_fields = dict(config["spec"])
-        if spec_fields["score_range"] is not None:
-            spec_fields["score_range"] = tuple(spec_fields["score_range"])
         reports = {k: ConvergenceReport(**v) for k, v in config["reports"].items()}
-        return cls(idata=tree, spec=TrueScoreSpec(**spec_fields), reports=reports)
+        return cls(idata=tree, spec=TrueScoreSpec.from_dict(config["spec"]), reports=reports)
 

@@ -26,11 +26,13 @@ from bayes_raters.facets.draws import (
     conditional_draws,
     prmse_draws,
 )
-from bayes_raters.facets.model import build_facets_model
+from bayes_raters.facets.model import FacetsSpec, build_facets_model
 from bayes_raters.facets.result import FacetsResult
 from bayes_raters.fit_signature import NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
 from bayes_raters.irt.slopes import rater_rest_correlations, warn_contradicted_slopes
-from bayes_raters.sampling import derived_rng, fewest_divergences, sample_model, sample_refined
+from bayes_raters.sampling import derived_rng, fewest_divergences, sample_refined
 
 #: NUTS on the centred form starts from the Laplace approximation (``fit_facets(warm_start=True)``)
 #: when Pareto k of 1,000 proposals is at most this: on 400 essays x 8 raters (k 0.62) the warm
@@ -84,7 +86,7 @@ def fit_facets(
     ``inference``: ``"nuts"`` (default); ``"auto"`` keeps importance-sampled Laplace draws of the
     rater, prompt and threshold parameters when they pass every check (Pareto :math:`\\hat k`,
     R-hat, ESS; :mod:`bayes_raters.laplace`) and runs NUTS otherwise; ``"laplace"`` forces them
-    (``posterior.attrs["inference"]`` says which ran). Not the default here: on 400 essays x 8
+    (``result.inference.path`` says which ran). Not the default here: on 400 essays x 8
     raters x 2 prompts the draws passed (Pareto k 0.66, 27 s against NUTS's 45 s) but the
     posterior SD of ``sigma_severity`` was 0.82 of NUTS's and of one ``log_a`` 0.82, more than
     Monte Carlo error (about 0.03 at that ESS): the hierarchical scales' skewed posteriors sit at
@@ -93,12 +95,12 @@ def fit_facets(
     and prompt groups centred (True) or non-centred (False); None (default) samples the centred
     form and, when its draws diverge, the centred form again with a smaller step (a few stray
     divergences) and/or the non-centred one, keeping the fit with the fewest divergences
-    (:func:`_sample_forms`; ``posterior.attrs["parametrisation"]`` says which, and
-    ``divergences_by_form`` what each form gave). ``warm_start``: True (default) starts NUTS on the
+    (:func:`_sample_forms`; ``result.inference.parametrisation`` says which, and
+    ``result.inference.divergences_by_form`` what each form gave). ``warm_start``: True (default) starts NUTS on the
     centred form from the Laplace approximation (mode by L-BFGS, inverse Hessian as dense mass
     matrix, a draw of it per chain, 300 tuning iterations) when Pareto k of 1,000
     proposals from it is at most :data:`WARM_K_MAX_FACETS` (0.7), cold otherwise
-    (``sample_model(warm_start="always")``; ``posterior.attrs["nuts_warm_start"]`` says so): on 400
+    (``sample_model(warm_start="always")``; ``result.inference.warm_start`` says so): on 400
     essays x 8 raters x 2 prompts 2.5x the ESS in 0.7x the time; False always starts cold.
 
     Parameters
@@ -182,11 +184,7 @@ def fit_facets(
     if info["arrays"] is not None:
         prmse = prmse_draws(true, info["arrays"]).reshape(*shape, -1)
         posterior["prmse"] = xr.DataArray(prmse, dims=("chain", "draw", "system"), coords={**coords, "system": info["arrays"][2]})
-    posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
-                           theta_mh_acceptance=rate, quadrature_nodes=len(info["rule"]),
-                           quadrature="shared trapezoid" if n_nodes is None else f"adaptive Gauss-Hermite, {n_nodes} nodes per response",
-                           quadrature_error=error, parametrisation="centred" if form else "non-centred",
-                           divergences_by_form=", ".join(f"{k}: {v}" for k, v in tried.items()))
+    posterior.attrs.update(idata["posterior"].attrs)
     table = info["table"]
     name = "ratings" if info["arrays"] is None else "ratings_and_scores"
     tree = xr.DataTree.from_dict({
@@ -195,7 +193,13 @@ def fit_facets(
         "observed_data": xr.Dataset({"category": ("rating", table["category"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("rating", table[c].to_numpy()) for c in ("response", "prompt", "rater")}),
     })
-    return FacetsResult(tree, table, info["scores"], info["systems"], consistency, report)
+    record_of(idata).updated(
+        method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=float(rate), quadrature_nodes=len(info["rule"]),
+        quadrature="shared trapezoid" if n_nodes is None else f"adaptive Gauss-Hermite, {n_nodes} nodes per response",
+        quadrature_error=float(error), parametrisation="centred" if form else "non-centred", divergences_by_form=tried,
+    ).write(tree)
+    return FacetsResult(idata=tree, spec=FacetsSpec(consistency=consistency), table=table, scores=info["scores"],
+                        systems=info["systems"], report=report)
 
 
 def _sample_forms(sample_form, centred: bool | None, target_accept: float = 0.9, n_draws: int = 2000):

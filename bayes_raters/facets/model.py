@@ -75,9 +75,21 @@ import scipy.sparse
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.facets.kernel import FacetsMarginal
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.quadrature import QuadratureRule, adaptive_rule, gauss_hermite_rule, logsumexp_np, marginal_loglik, rule_for
 
 #: Newton steps from 0 to each response's conditional mode (adaptive rule), and their cap.
+
+
+@dataclass(frozen=True)
+class FacetsSpec(FitSpec):
+    """Options of a many-facet fit: ``consistency`` (a discrimination per rater, True; one for all
+    raters, the many-facet Rasch model, False). How it was sampled (the parametrisation kept, the
+    quadrature, the warm start) is in the fit's :class:`~bayes_raters.inference_record.InferenceRecord`."""
+
+    consistency: bool = True
+
+
 NEWTON_STEPS = 4
 MAX_NEWTON_STEP = 2.0
 

@@ -30,7 +30,7 @@ from bayes_raters.facets.draws import (
     parameter_arrays,
     rating_logits,
 )
-from bayes_raters.facets.model import facet_layout
+from bayes_raters.facets.model import FacetsSpec, facet_layout
 from bayes_raters.irt.slopes import rater_rest_correlations, slope_reason
 from bayes_raters.persistence import plain_value
 from bayes_raters.results import FitResult, draw_categories, interval_table, thinned_posterior
@@ -43,7 +43,7 @@ ERRATIC_PROBABILITY = 0.9
 FIT_DRAWS = 200  # posterior draws behind the fit statistics
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class FacetsResult(FitResult):
     """A fitted many-facet model: ``idata`` (posterior: ``severity``, ``a`` (consistency) per
     rater, ``difficulty`` per prompt, ``thresholds``, ``theta`` and ``true_score`` per response,
@@ -53,10 +53,10 @@ class FacetsResult(FitResult):
     ``consistency`` was estimated, and the convergence ``report``."""
 
     idata: xr.DataTree
+    spec: FacetsSpec
     table: pd.DataFrame
     scores: list
     systems: pd.DataFrame | None
-    consistency: bool
     report: ConvergenceReport
 
     summary_var_names = ("severity", "a", "difficulty", "thresholds", "sigma_severity", "sigma_difficulty",
@@ -67,7 +67,7 @@ class FacetsResult(FitResult):
     def model(self) -> str:
         """The model's name: ``"many_facet"`` (a consistency per rater) or ``"many_facet_rasch"``
         (``consistency=False``: one discrimination for all raters)."""
-        return "many_facet" if self.consistency else "many_facet_rasch"
+        return "many_facet" if self.spec.consistency else "many_facet_rasch"
 
     @property
     def layout(self):
@@ -106,7 +106,7 @@ class FacetsResult(FitResult):
         ess = az.ess(self.posterior[names], method="bulk").to_dataframe().min(axis=1)
         frame["r_hat"], frame["ess_bulk"] = checks.reindex(frame.index).values, ess.reindex(frame.index).values
         erratic = (frame["infit_mean"] > ERRATIC_MEAN_SQUARE) | (frame["outfit_mean"] > ERRATIC_MEAN_SQUARE)
-        if self.consistency:
+        if self.spec.consistency:
             erratic |= frame["p_inconsistent"] > ERRATIC_PROBABILITY
         fit = np.where(erratic, "erratic", np.where(frame["infit_mean"] < PREDICTABLE_MEAN_SQUARE, "too predictable", ""))
         frame["severity_direction"] = np.where(frame["severity_lower"] > 0, "severe", np.where(frame["severity_upper"] < 0, "lenient", ""))
@@ -172,8 +172,7 @@ class FacetsResult(FitResult):
 
     def _saved_config(self) -> dict:
         systems = None if self.systems is None else {c: [plain_value(v) for v in self.systems[c]] for c in self.systems}
-        return {"scores": self.scores, "systems": systems, "consistency": self.consistency,
-                "report": self.report.to_dict()}
+        return {"spec": self.spec.to_dict(), "scores": self.scores, "systems": systems, "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> FacetsResult:
@@ -182,7 +181,8 @@ class FacetsResult(FitResult):
         table["category"] = tree["observed_data"]["category"].values
         table["score"] = np.asarray(config["scores"])[table["category"]]
         systems = None if config["systems"] is None else pd.DataFrame(config["systems"])
-        return cls(tree, table, config["scores"], systems, config["consistency"], ConvergenceReport(**config["report"]))
+        return cls(idata=tree, spec=FacetsSpec.from_dict(config["spec"]), table=table, scores=config["scores"], systems=systems,
+                   report=ConvergenceReport(**config["report"]))
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated categories: each rating drawn from its category probabilities at the

@@ -8,7 +8,7 @@ slopes that the data contradict (``slopes``), scale building and model compariso
 short forms (``short_form``). The many-facet rater model is its own family, :mod:`bayes_raters.facets`."""
 
 from bayes_raters.irt.binary.fit import fit_irt
-from bayes_raters.irt.binary.model import IRT_MODELS, build_irt_model, validate_responses
+from bayes_raters.irt.binary.model import IRT_MODELS, IRTSpec, build_irt_model, validate_responses
 from bayes_raters.irt.binary.result import IRTResult
 from bayes_raters.irt.binary.simulate import simulate_responses
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
@@ -25,6 +25,7 @@ from bayes_raters.irt.short_form import short_form
 __all__ = [
     "IRT_MODELS",
     "IRTResult",
+    "IRTSpec",
     "MultidimensionalIRTResult",
     "POLYTOMOUS_MODELS",
     "PolytomousResult",

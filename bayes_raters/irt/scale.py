@@ -40,7 +40,7 @@ def compare_irt_models(results: dict[str, IRTResult], **compare_kwargs) -> pd.Da
     >>> compare_irt_models(fits).index.tolist()
     ['2pl', '1pl']
     """
-    methods = {result.method for result in results.values()}
+    methods = {result.spec.method for result in results.values()}
     if len(methods) > 1:
         raise InvalidInputError(
             "compare fits of one method: marginal fits leave out respondents, joint fits leave out answers; "
@@ -85,7 +85,7 @@ def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFram
         raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
     subset = result.table[result.table["item"].isin(kept)]
     fit_kwargs.setdefault("method", result.method)
-    refit = fit_irt(subset, result.model, n_options=result.n_options, hierarchical=result.hierarchical, **fit_kwargs)
+    refit = fit_irt(subset, result.model, n_options=result.spec.n_options, hierarchical=result.spec.hierarchical, **fit_kwargs)
     report = pd.DataFrame(
         {
             "items": [len(items), len(kept)],

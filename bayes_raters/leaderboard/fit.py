@@ -14,8 +14,9 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import sampler_block
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
-from bayes_raters.leaderboard.model import AnswerMatrix, answer_matrix, check_model
+from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain
 from bayes_raters.results import seeded_rng
@@ -36,7 +37,7 @@ ITEM_DTYPE = np.float32
 
 @sampler_block(reasons={
     "draws": "None here (default): 700, and 300 more while the convergence check fails, up to 2,800 "
-             "(``idata.posterior.attrs[\"draws_rule\"]`` says how many were needed); NUTS on the joint model did not "
+             "(``result.inference.draws_rule`` says how many were needed); NUTS on the joint model did not "
              "converge at this size (``models/leaderboards.md``).",
     "tune": "200 warm-up sweeps here: the blocked sampler's Newton proposals start near the mode and the second half of "
             "the sweeps fits the items' independence proposals (``benchmarks/bench_leaderboard.py``).",
@@ -117,11 +118,11 @@ def fit_leaderboard(
     if show:
         print(file=sys.stderr)
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
-    idata["posterior"].attrs["draws_rule"] = (f"{draws} draws per chain" if draws is not None else
-                                              f"{AUTO_DRAWS} draws per chain, {AUTO_EXTEND} more while the convergence check "
-                                              f"failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
+    rule = (f"{draws} draws per chain" if draws is not None else
+            f"{AUTO_DRAWS} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
+    InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler", draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
-    return LeaderboardResult(idata=idata, model=name, report=report)
+    return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
 
 
 def _progress(name: str, phase: str, chain: int, chains: int, sweeps: int):
@@ -161,5 +162,4 @@ def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str) -> xr.D
         "constant_data": xr.Dataset({"system_index": ("answer", data.system_index), "item_index": ("answer", data.item_index)},
                                     coords=answer | {"system": coords["system"], "item": coords["item"]}),
     })
-    tree["posterior"].attrs["inference_library"] = "bayes_raters.leaderboard.sampler (blocked Metropolis-within-Gibbs)"
     return tree

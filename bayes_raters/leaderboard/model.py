@@ -29,11 +29,19 @@ import pandas as pd
 import pymc as pm
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.binary.model import validate_responses
 from bayes_raters.leaderboard.sampler import B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE
 
 #: The models `fit_leaderboard` fits.
 LEADERBOARD_MODELS = ("1pl", "2pl")
+
+
+@dataclass(frozen=True)
+class LeaderboardSpec(FitSpec):
+    """Options of a leaderboard fit: the ``model`` (:data:`LEADERBOARD_MODELS`)."""
+
+    model: str = "2pl"
 
 
 def check_model(model: str) -> str:

@@ -12,6 +12,7 @@ from scipy import special
 
 from bayes_raters.irt.slopes import rest_correlations
 from bayes_raters.leaderboard.convergence import rhat_and_bulk_ess
+from bayes_raters.leaderboard.model import LeaderboardSpec
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
@@ -28,7 +29,7 @@ def _with_answer_counts(table: pd.DataFrame, answers: pd.DataFrame, by: str) -> 
     return table.assign(n_answers=counts["size"].to_numpy(), share_correct=counts["mean"].to_numpy())
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class LeaderboardResult(FitResult):
     """A fitted leaderboard (:func:`~bayes_raters.leaderboard.fit_leaderboard`): ``idata`` (posterior
     ``theta`` per system, ``a``/``b`` per item, hyperparameters; ``sample_stats``; per-item
@@ -36,11 +37,16 @@ class LeaderboardResult(FitResult):
     convergence ``report``."""
 
     idata: xr.DataTree
-    model: str
+    spec: LeaderboardSpec
     report: ConvergenceReport
 
     summary_var_names = ("b_mean", "b_sigma", "log_a_mean", "log_a_sigma", "a_common")
     family = "leaderboard"
+
+    @property
+    def model(self) -> str:
+        """The model's name: ``"2pl"`` or ``"1pl"``."""
+        return self.spec.model
 
     def _size(self) -> str:
         post = self.posterior
@@ -151,8 +157,8 @@ class LeaderboardResult(FitResult):
         return xr.Dataset({"correct": (("chain", "draw", "answer"), out)}, coords=coords)
 
     def _saved_config(self) -> dict:
-        return {"model": self.model, "report": self.report.to_dict()}
+        return {"spec": self.spec.to_dict(), "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> LeaderboardResult:
-        return cls(idata=tree, model=config["model"], report=ConvergenceReport(**config["report"]))
+        return cls(idata=tree, spec=LeaderboardSpec.from_dict(config["spec"]), report=ConvergenceReport(**config["report"]))

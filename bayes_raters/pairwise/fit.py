@@ -10,10 +10,10 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.fit_signature import NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
 from bayes_raters.pairwise.hits import canonical_columns
-from bayes_raters.pairwise.model import build_pairwise_model, prepare_data
+from bayes_raters.pairwise.model import PairwiseSpec, build_pairwise_model, prepare_data
 from bayes_raters.pairwise.result import PairwiseResult, judgement_inputs
-from bayes_raters.sampling import sample_model
 
 
 @sampler_block(reasons={
@@ -125,9 +125,9 @@ def fit_pairwise(
         comparisons, scalars, strengths, annotator=annotator, systems=systems, strength_max=strength_max,
         items=items, allow_disconnected=allow_disconnected, count=count,
     )
-    options = {"prior": tuple(prior), "annotator_effects": annotator_effects, "slider_resolution": slider_resolution, "ties": ties,
-               "parametrisation": parametrisation}
-    model = build_pairwise_model(judgements, link=link, **options)
+    spec = PairwiseSpec(link=link, prior=tuple(prior), annotator_effects=annotator_effects, slider_resolution=slider_resolution,
+                        ties=ties, parametrisation=parametrisation)
+    model = build_pairwise_model(judgements, **spec.builder_options())
     if target_accept is None:
         target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(
@@ -136,5 +136,5 @@ def fit_pairwise(
     )
     constant = idata["constant_data"].to_dataset() if "constant_data" in idata.children else xr.Dataset()
     idata["constant_data"] = xr.DataTree(constant.merge(judgement_inputs(judgements)))
-    return PairwiseResult(idata, judgements, report, link, options)
+    return PairwiseResult(idata=idata, spec=spec, data=judgements, report=report)
 

@@ -52,11 +52,30 @@ from scipy.sparse.csgraph import connected_components
 
 from bayes_raters.data import id_column, numeric_scores, quote_rows, require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
 from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, OUTCOME_KINDS, outcome_likelihood, pool_comparisons, resolve_ties
 
 LINKS = ("rao-kupper", "probit")
+
+
+@dataclass(frozen=True)
+class PairwiseSpec(FitSpec):
+    """Options of a beta-latent fit, as :func:`build_pairwise_model` takes them: the ``link``,
+    the Beta ``prior`` of s, ``annotator_effects``, ``slider_resolution``, ``ties`` and the
+    ``parametrisation`` (None and ``"auto"``: decided from the data when the model is built)."""
+
+    link: str = "rao-kupper"
+    prior: tuple[float, float] = (1.0, 1.0)
+    annotator_effects: bool | None = None
+    slider_resolution: float = 0.01
+    ties: bool | None = None
+    parametrisation: str = "auto"
+
+    def builder_options(self) -> dict:
+        """The keywords of :func:`build_pairwise_model` (every field)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True)

@@ -243,7 +243,7 @@ def plan_pairwise(
     rows = []
     for _ in range(simulations):
         pick = int(rng.integers(u.shape[0]))
-        run = _Run(u[pick], float(eps[pick]), float(eps.mean()), result.link, top_k, ci_prob)
+        run = _Run(u[pick], float(eps[pick]), float(eps.mean()), result.spec.link, top_k, ci_prob)
         seed = int(rng.integers(2**31))
         for strategy in strategies:  # common random numbers: the same truth and stream per strategy
             rows += _one_run(run, mean, precision, strategy, sizes, batch, n_anchors, np.random.default_rng(seed))

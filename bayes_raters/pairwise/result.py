@@ -5,7 +5,7 @@ values, forest plot, LOO, and the next pairs to annotate; the judgements stored 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import arviz as az
 import numpy as np
@@ -14,7 +14,7 @@ import pymc as pm
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.pairwise.model import PairwiseData, build_pairwise_model
+from bayes_raters.pairwise.model import PairwiseData, PairwiseSpec, build_pairwise_model
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
 from bayes_raters.results import FitResult, interval_table
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc
@@ -26,20 +26,20 @@ JUDGEMENT_TABLES = ("comparisons", "scalars", "strengths")
 OBSERVED = ("outcome", "value", "preference")
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class PairwiseResult(FitResult):
     """A fitted beta-latent model (the result protocol of :mod:`bayes_raters.results`):
     ``idata`` (DataTree with posterior, sample_stats, observed_data of the judgements
     ``outcome`` / ``value`` / ``preference`` that the fit had, constant_data; their
     log_likelihood after :meth:`compute_log_likelihood`),
-    validated ``data``, ``report`` (also :attr:`convergence`), ``link`` and the other
-    ``model_options`` of :func:`~bayes_raters.pairwise.model.build_pairwise_model`."""
+    validated ``data``, ``report`` (also :attr:`convergence`) and the ``spec``
+    (:class:`~bayes_raters.pairwise.model.PairwiseSpec`: the link and the other options of
+    :func:`~bayes_raters.pairwise.model.build_pairwise_model`)."""
 
     idata: xr.DataTree
+    spec: PairwiseSpec
     data: PairwiseData
     report: ConvergenceReport
-    link: str
-    model_options: dict = field(default_factory=dict)
 
     summary_var_names = (
         "s", "system_value", "lambda", "epsilon", "phi", "strength_gain", "strength_sigma", "panel_bias", "sigma_bias",
@@ -55,13 +55,13 @@ class PairwiseResult(FitResult):
 
     def pymc_model(self) -> pm.Model:
         """The PyMC model of this fit, rebuilt from the stored judgements and options (not sampled)."""
-        return build_pairwise_model(self.data, link=self.link, **self.model_options)
+        return build_pairwise_model(self.data, **self.spec.builder_options())
 
     @property
     def model(self) -> str:
         """The model's name, ``"beta_latent_<link>"`` (``model`` names the model on every result;
         :meth:`pymc_model` rebuilds the PyMC model)."""
-        return f"beta_latent_{self.link}"
+        return f"beta_latent_{self.spec.link}"
 
     def _log_likelihood(self) -> xr.Dataset:
         """Pointwise log-likelihood of every judgement (``pm.compute_log_likelihood``)."""
@@ -152,18 +152,14 @@ class PairwiseResult(FitResult):
         return collection
 
     def _saved_config(self) -> dict:
-        return {"link": self.link, "strength_max": self.data.strength_max, "report": self.report.to_dict(),
-                "model_options": self.model_options}
+        return {"spec": self.spec.to_dict(), "strength_max": self.data.strength_max, "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> PairwiseResult:
         data = judgements_from(tree, float(config["strength_max"]))
         idata = xr.DataTree.from_dict({name: node.to_dataset() for name, node in tree.children.items()})
         idata.attrs = dict(tree.attrs)
-        options = config.get("model_options", {})
-        if "prior" in options:
-            options["prior"] = tuple(options["prior"])
-        return cls(idata, data, ConvergenceReport(**config["report"]), config["link"], options)
+        return cls(idata=idata, spec=PairwiseSpec.from_dict(config["spec"]), data=data, report=ConvergenceReport(**config["report"]))
 
     def next_pairs(self, n_pairs: int = 10, n_anchors: int = 50, random_seed=0) -> pd.DataFrame:
         """Pairs whose outcome would tell most about s: the mutual information between the
@@ -175,7 +171,7 @@ class PairwiseResult(FitResult):
         u, eps = ability_draws(self, "next_pairs")
         rng = np.random.default_rng(random_seed)
         pick = rng.choice(u.shape[0], size=min(SELECTION_DRAWS, u.shape[0]), replace=False)
-        i, j, score = bald_scores(u[pick], eps[pick], self.link, n_anchors)
+        i, j, score = bald_scores(u[pick], eps[pick], self.spec.link, n_anchors)
         table = pd.DataFrame({"item_a": self.data.items[i], "item_b": self.data.items[j], "information": score})
         return table.head(n_pairs).reset_index(drop=True)
 

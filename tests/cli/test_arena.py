@@ -26,7 +26,7 @@ def test_json_has_every_table_the_drop_check_and_convergence(votes_file, capsys)
     argv = ["pairwise", str(votes_file), *COLUMNS, "--style-column", "length", "--category-column", "category", "--drop-check", "--json"]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"method", "systems", "style", "categories", "drop_check", "convergence"}
+    assert set(data) == {"method", "systems", "style", "categories", "drop_check", "convergence", "inference"}
     assert len(data["systems"]) == 12 and sum(row["p_rank_1"] for row in data["systems"]) == pytest.approx(1.0)
     assert data["style"][0]["style"] == "length" and len(data["categories"]) == 24
     assert data["convergence"]["converged"] and "pareto_k" in data["convergence"]

@@ -27,11 +27,11 @@ FAST = ["--respondent-column", "model", "--item-column", "question", "--draws", 
 def test_json_has_both_tables_and_the_convergence_record(answers_file, capsys):
     assert main(["leaderboard", str(answers_file), *FAST, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"systems", "items", "convergence"}
+    assert set(data) == {"systems", "items", "convergence", "inference"}
     assert len(data["systems"]) == 25 and {"system", "theta_mean", "rank_lower", "rank_upper", "p_rank_1"} <= set(data["systems"][0])
     assert sum(row["p_rank_1"] for row in data["systems"]) == pytest.approx(1.0)
     assert {"item", "a_mean", "b_mean", "flag"} <= set(data["items"][0])
-    assert data["convergence"]["draws"] == 150 and data["convergence"]["draws_rule"] == "150 draws per chain"
+    assert data["convergence"]["draws"] == 150 and data["inference"]["draws_rule"] == "150 draws per chain"
 
 
 def test_output_csv_writes_the_system_and_item_tables(answers_file, tmp_path, capsys):

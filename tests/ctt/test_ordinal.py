@@ -211,7 +211,7 @@ def test_default_sampler_is_nutpie_and_repeats_its_draws():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # 100 draws: enough to compare, not to converge
         short = [fit_true_score(ratings, system, cores=c, **settings) for c in (1, 2)]
-    assert short[0].posterior.attrs["nuts_sampler"] == "nutpie"
+    assert short[0].inference.sampler == "nutpie"
     for name in ("prmse", "sigma_e", "mu"):
         np.testing.assert_array_equal(short[0].posterior[name].values, short[1].posterior[name].values)
 

@@ -133,7 +133,7 @@ def _course_fit(seed):
     rated = students["n_ratings"].notna().to_numpy()
     theta, severity, rows = truth["theta"], truth["severity"][rated], students[rated]
     return {
-        "seed": seed, "quadrature": result.posterior.attrs["quadrature"], "error": result.posterior.attrs["quadrature_error"],
+        "seed": seed, "quadrature": result.inference.quadrature, "error": result.inference.quadrature_error,
         "max_r_hat": result.report.max_r_hat, "min_ess": result.report.min_ess_bulk, "divergences": result.report.divergences,
         "corr_theta": np.corrcoef(lecturers["theta_mean"], theta)[0, 1],
         "theta_hits": int(((lecturers["theta_lower"] <= theta) & (theta <= lecturers["theta_upper"])).sum()), "n_theta": len(theta),

@@ -194,14 +194,14 @@ def test_fit_recovers_severities_and_flags_the_erratic_rater(erratic_fit):
     t, m = truth["true_score"], erratic_fit[2]["score"].to_numpy()
     planted = 1 - ((m - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()
     assert prmse["prmse_lower"] < planted < prmse["prmse_upper"]
-    assert 0.1 < result.posterior.attrs["theta_mh_acceptance"] <= 1.0
+    assert 0.1 < result.inference.theta_mh_acceptance <= 1.0
     # raters that differ and rate often: the centred form does not diverge, so it is kept and the
     # non-centred one never runs (its 2 divergences and 34 leapfrog steps per draw: card)
-    assert result.posterior.attrs["parametrisation"] == "centred"
-    assert result.posterior.attrs["divergences_by_form"] == "centred: 0"
+    assert result.inference.parametrisation == "centred"
+    assert result.inference.divergences_by_form == {"centred": 0}
     # near-Gaussian posterior (Pareto k 0.62 <= 0.7): NUTS started from the Laplace approximation,
     # about 8 leapfrog steps per draw where the cold start took 12 (card)
-    assert "300 tuning iterations" in result.posterior.attrs["nuts_warm_start"]
+    assert "300 tuning iterations" in result.inference.warm_start
     assert float(result.idata["sample_stats"]["n_steps"].mean()) < 10
 
 
@@ -233,7 +233,7 @@ def test_save_load_round_trip(erratic_fit, tmp_path):
     again = FacetsResult.load(path)
     pd.testing.assert_frame_equal(again.prmse_table(), result.prmse_table())
     assert again.table[["response", "rater", "score"]].astype(str).equals(result.table[["response", "rater", "score"]].astype(str))
-    assert again.consistency and again.scores == result.scores
+    assert again.spec.consistency and again.scores == result.scores and again.inference == result.inference
     (tmp_path / "bad.nc").write_bytes(b"not a netcdf file")
     with pytest.raises(PersistenceError):
         FacetsResult.load(tmp_path / "bad.nc")

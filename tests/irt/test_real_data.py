@@ -60,9 +60,9 @@ def test_lsat7_nuts_after_rejected_laplace_draws_starts_from_the_approximation(l
     iterations): about 7 leapfrog steps per draw, where the cold start's adapted diagonal took
     16 (``models/irt.md``), and the fit converges."""
     result = _lsat7_fit(lsat7[0], 8)
-    attrs = result.posterior.attrs
-    assert attrs["inference"].startswith("nuts (the Laplace draws were rejected: Pareto k")
-    assert "300 tuning iterations" in attrs["nuts_warm_start"]
+    record = result.inference
+    assert record.path == "nuts_after_laplace" and record.reason.startswith("the Laplace draws were rejected: Pareto k")
+    assert "300 tuning iterations" in record.warm_start
     assert result.report.converged and result.report.divergences == 0
     assert float(result.idata["sample_stats"]["n_steps"].mean()) < 10
     assert result.posterior.sizes["draw"] == 1000
@@ -172,10 +172,10 @@ def test_facets_rater_severities_agree_with_an_ordinal_mixed_model_on_insteval(s
     lecturers = result.response_table().join(pd.read_csv(shared_data / "insteval" / "clmm_responses.csv").set_index("response"))
     corr_rater = np.corrcoef(raters["severity_mean"], raters["severity"])[0, 1]
     corr_lecturer = np.corrcoef(lecturers["theta_mean"], lecturers["location"])[0, 1]
-    attrs = result.posterior.attrs
+    record = result.inference
     print(f"\nInstEval facets: corr(severity) {corr_rater:.4f}, corr(lecturer) {corr_lecturer:.4f}, "
-          f"{attrs['quadrature']}, error {attrs['quadrature_error']:.1e}; {result.report}")
-    assert attrs["quadrature"].startswith("adaptive") and attrs["quadrature_error"] < ADAPTIVE_TOLERANCE
+          f"{record.quadrature}, error {record.quadrature_error:.1e}; {result.report}")
+    assert record.quadrature.startswith("adaptive") and record.quadrature_error < ADAPTIVE_TOLERANCE
     # measured: R-hat 1.009, bulk ESS 526 (95 before the Rasch form's logit-scale parameters)
     assert result.report.divergences == 0 and result.report.max_r_hat < 1.02 and result.report.min_ess_bulk >= 400
     assert corr_rater >= 0.98 and corr_lecturer >= 0.98
@@ -205,7 +205,7 @@ def test_short_tests_fit_without_divergences_on_five_seeds(n_items, inference):
             warnings.simplefilter("error", ConvergenceWarning)
             result = fit_irt(_short_test(n_items, seed), "2pl", random_seed=seed, progressbar=False, inference=inference)
         report = result.report
-        print(f"\nJ={n_items} seed {seed}: {result.posterior.attrs['inference'][:60]}; div {report.divergences}, "
+        print(f"\nJ={n_items} seed {seed}: {result.inference.path} {result.inference.reason[:50]}; div {report.divergences}, "
               f"R-hat {report.max_r_hat:.4f}, ESS {report.min_ess_bulk:.0f}")
         assert report.divergences == 0 and report.converged
 
@@ -220,8 +220,8 @@ def test_small_difficulty_spread_takes_the_non_centred_form():
 
     _, table = simulate_irt(np.random.default_rng([11, 2018]), "2pl")
     result = fit_irt(table, "2pl", random_seed=11, progressbar=False)
-    attrs = result.posterior.attrs
-    print(f"\n{attrs['difficulty_form']}: {attrs['divergences_by_form']}; R-hat {result.report.max_r_hat:.3f}")
-    assert attrs["difficulty_form"] == "non-centred" and attrs["divergences_by_form"].startswith("centred: ")
-    assert int(attrs["divergences_by_form"].split(",")[0].split(": ")[1]) > 0
+    record = result.inference
+    print(f"\n{record.parametrisation}: {record.divergences_by_form}; R-hat {result.report.max_r_hat:.3f}")
+    assert record.parametrisation == "non-centred" and list(record.divergences_by_form) == ["centred", "non-centred"]
+    assert record.divergences_by_form["centred"] > 0
     assert result.report.divergences == 0 and result.report.converged

@@ -276,7 +276,7 @@ def test_system_layer_groups_items(mixed, tmp_path):
     loaded = PairwiseResult.load(result.save(tmp_path / "fit.nc"))  # lossless round trip
     pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())
     pd.testing.assert_frame_equal(loaded.system_table(), result.system_table())
-    assert loaded.report == result.report and loaded.link == result.link
+    assert loaded.report == result.report and loaded.spec == result.spec and loaded.inference == result.inference
     xr.testing.assert_identical(loaded.idata["sample_stats"].to_dataset(), result.idata["sample_stats"].to_dataset())
     constant = result.idata["constant_data"].to_dataset()  # the judgements are inputs of idata itself
     stored = pd.Series(constant["item_system"].values, index=constant["item"].values)

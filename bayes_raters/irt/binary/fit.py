@@ -14,6 +14,8 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
 from bayes_raters.irt.binary.marginal import (
     QUADRATURE_TOLERANCE,
     build_marginal_from_table,
@@ -25,6 +27,7 @@ from bayes_raters.irt.binary.marginal import (
 from bayes_raters.irt.binary.model import (
     GUESSING_MODELS,
     IRT_MODELS,
+    IRTSpec,
     build_from_table,
     centred_items,
     resolve_hierarchical,
@@ -33,7 +36,7 @@ from bayes_raters.irt.binary.model import (
 from bayes_raters.irt.binary.result import LOG_LIK_DRAWS, IRTResult
 from bayes_raters.irt.slopes import rest_correlations, warn_contradicted_slopes
 from bayes_raters.results import thinned_posterior
-from bayes_raters.sampling import derived_rng, fewest_divergences, sample_model, sample_refined
+from bayes_raters.sampling import derived_rng, fewest_divergences, sample_refined
 
 if TYPE_CHECKING:
     from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
@@ -104,7 +107,7 @@ def fit_irt(
     one (``draws`` per chain either way; the Laplace path resamples them from twice as many
     proposals). When the draws are rejected with Pareto :math:`\hat k \le 1`, the 1PL/2PL's NUTS
     starts from the Laplace approximation (``sample_model(warm_start="after_laplace")``: a draw of it per
-    chain, its covariance as dense mass matrix, 300 tuning iterations; ``posterior.attrs["nuts_warm_start"]``);
+    chain, its covariance as dense mass matrix, 300 tuning iterations; ``result.inference.warm_start``);
     the guessing models start cold (their banana-shaped posteriors make the Hessian a poor mass
     matrix). Every unidimensional marginal fit whose NUTS chains fail R-hat or ESS without a
     divergence adds ``chains`` more (``sample_model(extra_chains=)``). LSAT-7's 2PL, 15 seeds
@@ -129,7 +132,7 @@ def fit_irt(
     100 x 30 Rasch data where the hierarchical priors stay within 0.012
     (``benchmarks/study_irt_priors.py``; ``models/irt.md``). On the marginal method a hierarchical
     fit whose centred difficulties diverge (their true spread small: a funnel) is sampled with them
-    non-centred too, and the fit with fewer divergences is kept (``posterior.attrs["difficulty_form"]``).
+    non-centred too, and the fit with fewer divergences is kept (``result.inference.parametrisation``).
 
     ``dims=K`` (2 or 3) fits the exploratory multidimensional 2PL/3PL, ``dimensions={item:
     name}`` the confirmatory one with correlated abilities (``anchors=[item, ...]`` picks the
@@ -217,10 +220,11 @@ def fit_irt(
         posterior = idata["posterior"].to_dataset()
         theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=derived_rng(random_seed, "abilities"), cores=cores)
         posterior = posterior.assign(theta=theta)
-        posterior.attrs.update(theta_draws="exact conditional (quadrature + independence MH)", theta_mh_acceptance=acceptance,
-                               quadrature_nodes=len(rule), quadrature_error=error)
+        record = record_of(idata).updated(theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
+                                          quadrature_nodes=len(rule), quadrature_error=error)
+        record.write(idata)
         groups = {"log_likelihood": log_lik.to_dataset()}
-    posterior.attrs.update(idata["posterior"].attrs, method=method)
+    posterior.attrs.update(idata["posterior"].attrs)
     tree = xr.DataTree.from_dict(
         {
             "posterior": posterior,
@@ -230,7 +234,9 @@ def fit_irt(
             "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
         }
     )
-    return IRTResult(tree, model, table, report, n_options, hierarchical, method)
+    record_of(idata).updated(method=method).write(tree)
+    spec = IRTSpec(model=model, n_options=n_options, hierarchical=hierarchical, method=method)
+    return IRTResult(idata=tree, spec=spec, table=table, report=report)
 
 
 def _sample_marginal(table, model, n_options, hierarchical, settings, refinements: int = 2):
@@ -239,7 +245,7 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
     node spacing and sample again, up to ``refinements`` times, then warn. Hierarchical
     difficulties centred by :func:`~bayes_raters.irt.binary.model.centred_items` whose fit diverges are
     sampled non-centred too, and the fit with fewer divergences is kept
-    (:func:`~bayes_raters.sampling.fewest_divergences`; ``posterior.attrs["difficulty_form"]``,
+    (:func:`~bayes_raters.sampling.fewest_divergences`; ``result.inference.parametrisation`` and
     ``divergences_by_form``). Why: with many answers per item the centred form mixes best, but
     when the difficulties' true spread is small their scale is a funnel there; on the 2PL SBC's
     400 x 10 simulations with ``b_sigma`` 0.08, 0.02 and 0.42 the centred form gave 35, 19 and
@@ -263,7 +269,7 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
 
     name, (irt, idata, report, rule, error), tried = fewest_divergences(sample_form, forms)
     if hierarchical:
-        idata["posterior"].attrs.update(difficulty_form=name, divergences_by_form=", ".join(f"{k}: {v}" for k, v in tried.items()))
+        record_of(idata).updated(parametrisation=name, divergences_by_form=tried).write(idata)
     if error > QUADRATURE_TOLERANCE:
         warnings.warn(
             f"the quadrature over theta is still off by {error:.1e} per respondent with {len(rule)} nodes "

@@ -26,6 +26,7 @@ cancellation of 1 - P) with dims ``answer`` (one per row), so ``pm.compute_log_l
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -37,9 +38,23 @@ from scipy.special import expit
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InsufficientDataError, InvalidInputError, SmallSampleWarning
+from bayes_raters.fit_spec import FitSpec
 
 #: The binary IRT models `fit_irt` fits.
 IRT_MODELS = ("1pl", "2pl", "3pl", "4pl")
+
+
+@dataclass(frozen=True)
+class IRTSpec(FitSpec):
+    """Options of a unidimensional binary IRT fit: the ``model`` (:data:`IRT_MODELS`), the number
+    of answer options ``n_options`` behind the guessing prior (None: not a multiple-choice test),
+    ``hierarchical`` item priors, and the ``method`` (``"marginal"``: abilities integrated out;
+    ``"joint"``: sampled with the items)."""
+
+    model: str = "2pl"
+    n_options: int | None = None
+    hierarchical: bool = True
+    method: str = "marginal"
 
 
 def validate_responses(

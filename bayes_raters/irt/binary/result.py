@@ -14,6 +14,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.input_checks import id_type_advice
 from bayes_raters.irt import plots
 from bayes_raters.irt.binary.model import (
+    IRTSpec,
     asymptote_logs,
     irt_probability,
     validate_responses,
@@ -41,7 +42,7 @@ CHANCE_MARGIN = 0.05  # observed proportion correct within this of 1/k
 LOG_LIK_DRAWS = 400  # draws kept for the pointwise log-likelihood (memory: draws x answers)
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class IRTResult(FitResult):
     """A fitted IRT model (the result protocol of :mod:`bayes_raters.results`): ``idata``
     (DataTree with posterior, sample_stats, log_likelihood, observed_data ``correct`` and
@@ -49,20 +50,22 @@ class IRTResult(FitResult):
     convergence ``report`` (also :attr:`convergence`)."""
 
     idata: xr.DataTree
-    model: str
+    spec: IRTSpec
     table: pd.DataFrame
     report: ConvergenceReport
-    n_options: int | None = None
-    hierarchical: bool = True
-    method: str = "marginal"
     _cache: dict = field(default_factory=dict, repr=False)
 
     summary_var_names = ("a", "b", "c", "d", "a_common", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma")
     family = "IRT"
 
+    @property
+    def model(self) -> str:
+        """The model's name: ``"1pl"``, ``"2pl"``, ``"3pl"`` or ``"4pl"``."""
+        return self.spec.model
+
     def _size(self) -> str:
         respondents, items = self.table["respondent"].nunique(), self.table["item"].nunique()
-        return f"{self.model.upper()} {self.method}, {respondents} respondents x {items} items"
+        return f"{self.model.upper()} {self.spec.method}, {respondents} respondents x {items} items"
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Replicated answers: correct ~ Bernoulli(P(theta_i, item j)) per answer, from each
@@ -82,7 +85,7 @@ class IRTResult(FitResult):
         """Share of each item's answers with LOO Pareto-k above 0.7 (per-answer LOO; for the
         marginal method from the conditional theta draws, see :func:`answer_pareto_k`)."""
         if "loo_k" not in self._cache:
-            if self.method == "joint":
+            if self.spec.method == "joint":
                 k = np.asarray(quiet_loo(self.idata).pareto_k).ravel()
             else:
                 k = answer_pareto_k(self.posterior, self.table, LOG_LIK_DRAWS)
@@ -141,8 +144,8 @@ class IRTResult(FitResult):
             reasons.append(f"poor fit: posterior predictive p = {row['fit_ppp']:.3f}")
         if row["share_high_k"] > PARETO_SHARE:
             reasons.append(f"influential answers: {row['share_high_k']:.0%} with LOO Pareto k > {PARETO_K}")
-        if self.n_options and row["p_correct"] <= 1 / self.n_options + CHANCE_MARGIN:
-            reasons.append(f"near chance: {row['p_correct']:.2f} correct with {self.n_options} options")
+        if self.spec.n_options and row["p_correct"] <= 1 / self.spec.n_options + CHANCE_MARGIN:
+            reasons.append(f"near chance: {row['p_correct']:.2f} correct with {self.spec.n_options} options")
         return reasons
 
     def respondent_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -214,10 +217,7 @@ class IRTResult(FitResult):
         )
 
     def _saved_config(self) -> dict:
-        return {
-            "model": self.model, "n_options": self.n_options, "hierarchical": self.hierarchical,
-            "method": self.method, "report": self.report.to_dict(),
-        }
+        return {"spec": self.spec.to_dict(), "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> IRTResult:
@@ -226,8 +226,7 @@ class IRTResult(FitResult):
             {"respondent": answers["respondent"].values, "item": answers["item"].values,
              "correct": tree["observed_data"]["correct"].values}
         )
-        report = ConvergenceReport(**config.pop("report"))
-        return cls(tree, config.pop("model"), table, report, **config)
+        return cls(idata=tree, spec=IRTSpec.from_dict(config["spec"]), table=table, report=ConvergenceReport(**config["report"]))
 
     def local_dependence(self, **kwargs) -> pd.DataFrame:
         """Yen's Q3 of every item pair with its posterior predictive check and flags

@@ -21,10 +21,12 @@ import xarray as xr
 
 from bayes_raters.chains import map_chains
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
-from bayes_raters.irt.multidimensional.model import NodeTable, ball_rule, default_spacing, normalise_rows
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
+from bayes_raters.irt.multidimensional.model import MultidimensionalSpec, NodeTable, ball_rule, default_spacing, normalise_rows
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.slopes import dimension_rest_correlations, warn_contradicted_slopes
-from bayes_raters.sampling import derived_rng, sample_model, sample_refined
+from bayes_raters.sampling import derived_rng, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
 #: spacing). Looser than the unidimensional engine's 1e-6 because each refinement multiplies
@@ -171,7 +173,7 @@ def sample_mirt(table, model, structure: dict, settings: dict, refinements: int 
         warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
                       f"nodes (spacing {spacing:.3g}, already refined); the posterior may be slightly off. A finer rule: "
                       "bayes_raters.irt.multidim.build_mirt_model(answers, model, dims=..., spacing=<smaller>) sampled with "
-                      "bayes_raters.sampling.sample_model.", QuadratureWarning, stacklevel=3)
+                      "bayes_raters.inference.sample_model.", QuadratureWarning, stacklevel=3)
     return mirt, idata, report, spacing, error
 
 
@@ -192,13 +194,16 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
     theta, log_lik, acceptance = draw_abilities(posterior, mirt, spacing, derived_rng(random_seed, "abilities"), cores=settings.get("cores"))
     posterior = posterior.assign(theta=theta)
     info = mirt.mirt
-    posterior.attrs.update(idata["posterior"].attrs, method="marginal", theta_draws="exact conditional (quadrature + independence MH)",
-                           theta_mh_acceptance=acceptance, quadrature_nodes=len(mirt.coords["node"]), quadrature_spacing=spacing,
-                           quadrature_error=error)
+    posterior.attrs.update(idata["posterior"].attrs)
     tree = xr.DataTree.from_dict({
         "posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), "log_likelihood": log_lik.to_dataset(),
         "observed_data": xr.Dataset({"correct": ("answer", table["correct"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
     })
     item_dimension = None if info["item_dimension"] is None else dict(zip(mirt.coords["item"], [info["dimensions"][i] for i in info["item_dimension"]]))
-    return MultidimensionalIRTResult(tree, model, table, report, info["dimensions"], info["anchors"], item_dimension)
+    record_of(idata).updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
+                             quadrature_nodes=len(mirt.coords["node"]), quadrature_spacing=float(spacing), quadrature_error=float(error)).write(tree)
+    anchors = None if info["anchors"] is None else list(info["anchors"])
+    spec = MultidimensionalSpec(model=model, dimensions=list(info["dimensions"]), anchors=anchors,
+                                item_dimension=item_dimension, n_options=n_options)
+    return MultidimensionalIRTResult(idata=tree, spec=spec, table=table, report=report)

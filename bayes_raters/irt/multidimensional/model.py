@@ -50,6 +50,7 @@ more nodes and refines it when needed).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -57,6 +58,7 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.binary.marginal import answer_patterns
 from bayes_raters.irt.binary.model import asymptote_logs, option_count
 from bayes_raters.laplace import NumpyTerm
@@ -68,6 +70,20 @@ RADIUS = {1: 8.0, 2: 6.0, 3: 5.5}
 #: Largest node spacing (the logistic's poles: error about ``exp(-2 pi^2 / (|a| h))`` per item).
 MAX_SPACING = 0.6
 MAX_DIMENSIONS = 3
+
+
+@dataclass(frozen=True)
+class MultidimensionalSpec(FitSpec):
+    """Options of a multidimensional fit: the ``model`` (``"2pl"``, ``"3pl"``), the ``dimensions``'
+    names, the ``anchors`` (exploratory: one item per dimension whose loadings on later dimensions
+    are fixed at 0) or ``item_dimension`` (confirmatory: item -> its one dimension), and
+    ``n_options`` behind the 3PL's guessing prior."""
+
+    model: str = "2pl"
+    dimensions: list = ()
+    anchors: list | None = None
+    item_dimension: dict | None = None
+    n_options: int | None = None
 
 
 def ball_rule(n_dimensions: int, spacing: float, radius: float | None = None) -> tuple[np.ndarray, np.ndarray]:

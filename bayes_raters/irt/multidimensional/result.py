@@ -13,6 +13,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.irt.multidimensional.model import MultidimensionalSpec
 from bayes_raters.irt.slopes import dimension_rest_correlations, slope_reason
 from bayes_raters.results import FitResult, interval_table, quiet_loo
 from bayes_raters.sampling import ConvergenceReport
@@ -20,7 +21,7 @@ from bayes_raters.sampling import ConvergenceReport
 D_SCALE = 1.702  # logistic to normal-ogive scale, for standardized loadings
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class MultidimensionalIRTResult(FitResult):
     """A fitted multidimensional IRT model: ``idata`` (posterior with ``a`` (item,
     dimension), ``d``, ``c`` (3PL), ``corr`` (confirmatory), ``theta`` (respondent, dimension);
@@ -28,20 +29,21 @@ class MultidimensionalIRTResult(FitResult):
     ``dimensions`` (names), ``anchors`` (exploratory) or ``item_dimension`` (confirmatory)."""
 
     idata: xr.DataTree
-    model: str
+    spec: MultidimensionalSpec
     table: pd.DataFrame
     report: ConvergenceReport
-    dimensions: list
-    anchors: list | None = None
-    item_dimension: dict | None = None
-    method: str = "marginal"
 
     summary_var_names = ("a", "d", "c", "corr_pair")
     family = "IRT (multidimensional)"
 
+    @property
+    def model(self) -> str:
+        """The model's name: ``"2pl"`` or ``"3pl"``."""
+        return self.spec.model
+
     def _size(self) -> str:
-        kind = "confirmatory" if self.item_dimension else "exploratory"
-        return (f"{self.model.upper()} {kind}, {len(self.dimensions)} dimensions, "
+        kind = "confirmatory" if self.spec.item_dimension else "exploratory"
+        return (f"{self.model.upper()} {kind}, {len(self.spec.dimensions)} dimensions, "
                 f"{self.table['respondent'].nunique()} respondents x {self.table['item'].nunique()} items")
 
     def loadings(self, ci_prob: float = 0.9, standardized: bool = False) -> pd.DataFrame:
@@ -61,7 +63,8 @@ class MultidimensionalIRTResult(FitResult):
                 variance = (scaled * corr * other).sum(("dimension", "dimension_other"))
             a = scaled / np.sqrt(1 + variance)
         table = interval_table(a, ci_prob, ("item", "dimension")).add_prefix("lambda_" if standardized else "a_")
-        table["anchor"] = [self.anchors is not None and item == self.anchors[self.dimensions.index(dim)]
+        anchors, dimensions = self.spec.anchors, list(self.spec.dimensions)
+        table["anchor"] = [anchors is not None and item == anchors[dimensions.index(dim)]
                            for item, dim in table.index]
         table["fixed_zero"] = (a.std(("chain", "draw")) == 0).to_series().reindex(table.index).to_numpy()
         return table
@@ -88,8 +91,8 @@ class MultidimensionalIRTResult(FitResult):
         table["r_hat"] = per_item(rhat, "max").max(axis=1)
         table["ess_bulk"] = per_item(ess, "min").min(axis=1)
         table["p_correct"] = self.table.groupby("item", sort=False)["correct"].mean().reindex(table.index)
-        if self.item_dimension:  # confirmatory: each item's one loading is forced positive
-            table = table.join(dimension_rest_correlations(self.table, "correct", self.item_dimension))
+        if self.spec.item_dimension:  # confirmatory: each item's one loading is forced positive
+            table = table.join(dimension_rest_correlations(self.table, "correct", self.spec.item_dimension))
             table["flagged"] = table["contradicts_slope"].astype(bool)
             table["reasons"] = [slope_reason(row, "item-rest (within its dimension)") or "" for _, row in table.iterrows()]
         return table
@@ -101,7 +104,7 @@ class MultidimensionalIRTResult(FitResult):
             raise InvalidInputError("the exploratory model fixes the abilities' correlation at 0 (theta ~ N(0, I)); "
                                     "fit with dimensions={item: name} to estimate correlations.")
         table = interval_table(self.posterior["corr"], ci_prob, ("dimension", "dimension_other")).add_prefix("corr_")
-        names = self.dimensions
+        names = list(self.spec.dimensions)
         keep = [names.index(i) < names.index(j) for i, j in table.index]
         return table[keep]
 
@@ -111,16 +114,14 @@ class MultidimensionalIRTResult(FitResult):
         return interval_table(self.posterior["theta"], ci_prob, ("respondent", "dimension")).add_prefix("theta_")
 
     def _saved_config(self) -> dict:
-        return {"model": self.model, "dimensions": list(self.dimensions), "anchors": self.anchors,
-                "item_dimension": self.item_dimension, "report": self.report.to_dict()}
+        return {"spec": self.spec.to_dict(), "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> MultidimensionalIRTResult:
         answers = tree["constant_data"].to_dataset()
         table = pd.DataFrame({"respondent": answers["respondent"].values, "item": answers["item"].values,
                               "correct": tree["observed_data"]["correct"].values})
-        report = ConvergenceReport(**config.pop("report"))
-        return cls(tree, config.pop("model"), table, report, **config)
+        return cls(idata=tree, spec=MultidimensionalSpec.from_dict(config["spec"]), table=table, report=ConvergenceReport(**config["report"]))
 
     def loo(self):
         """``az.loo`` over respondents (each respondent's marginal log-likelihood)."""

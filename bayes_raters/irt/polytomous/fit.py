@@ -19,9 +19,12 @@ import xarray as xr
 from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
+    PolytomousSpec,
     answer_plan,
     answered_logp,
     build_polytomous_model,
@@ -30,7 +33,7 @@ from bayes_raters.irt.polytomous.model import (
 from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.irt.slopes import rest_correlations, warn_contradicted_slopes
 from bayes_raters.quadrature import draw_conditional, marginal_loglik
-from bayes_raters.sampling import derived_rng, sample_model
+from bayes_raters.sampling import derived_rng
 
 
 def answer_row_index(onehot: np.ndarray, layout: CategoryLayout) -> np.ndarray:
@@ -162,8 +165,7 @@ def fit_polytomous(
     posterior = idata["posterior"].to_dataset()
     theta, log_lik, acceptance = conditional_thetas(posterior, irt, model, random_seed=derived_rng(random_seed, "abilities"), cores=cores)
     posterior = posterior.assign(theta=theta)
-    posterior.attrs.update(idata["posterior"].attrs, theta_draws="exact conditional (quadrature + independence MH)",
-                           theta_mh_acceptance=acceptance, quadrature_nodes=len(irt.polytomous["rule"]), model=model)
+    posterior.attrs.update(idata["posterior"].attrs)
     table = irt.polytomous["table"]
     tree = xr.DataTree.from_dict({
         "posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(),
@@ -171,5 +173,7 @@ def fit_polytomous(
         "observed_data": xr.Dataset({"category": ("rating", table["category"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("rating", table[c].to_numpy()) for c in ("respondent", "item")}),
     })
-    return PolytomousResult(tree, model, table, irt.polytomous["categories"], report)
+    record_of(idata).updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
+                             quadrature_nodes=len(irt.polytomous["rule"])).write(tree)
+    return PolytomousResult(idata=tree, spec=PolytomousSpec(model=model), table=table, categories=irt.polytomous["categories"], report=report)
 

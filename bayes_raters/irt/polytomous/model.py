@@ -37,6 +37,7 @@ product, as for binary items. Identical patterns (missing answers included) are 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -45,11 +46,20 @@ import pytensor.tensor as pt
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.polytomous.kernel import gpcm_answered, step_sums
 from bayes_raters.quadrature import QuadratureRule, fast_softplus, marginal_loglik, rule_for
 
 #: The ordinal IRT models `fit_polytomous` fits: graded response and generalized partial credit.
 POLYTOMOUS_MODELS = ("grm", "gpcm")
+
+
+@dataclass(frozen=True)
+class PolytomousSpec(FitSpec):
+    """Options of a polytomous fit: the ``model`` (:data:`POLYTOMOUS_MODELS`). Each item's
+    categories come from the data (``PolytomousResult.categories``)."""
+
+    model: str = "grm"
 
 
 def validate_ordinal_ratings(

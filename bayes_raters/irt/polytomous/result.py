@@ -15,6 +15,7 @@ from bayes_raters.irt.local_dependence import local_dependence
 from bayes_raters.irt.plots import plot_test_information
 from bayes_raters.irt.polytomous.model import (
     CategoryLayout,
+    PolytomousSpec,
     category_logp,
     item_information,
 )
@@ -24,7 +25,7 @@ from bayes_raters.results import FitResult, interval_table, thinned_posterior
 from bayes_raters.sampling import ConvergenceReport
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class PolytomousResult(FitResult):
     """A fitted GRM or GPCM: ``idata`` (posterior with ``a``, ``b`` per threshold and ``theta``
     per respondent; sample_stats; log_likelihood per respondent; observed_data ``category`` and
@@ -33,7 +34,7 @@ class PolytomousResult(FitResult):
     convergence ``report``."""
 
     idata: xr.DataTree
-    model: str
+    spec: PolytomousSpec
     table: pd.DataFrame
     categories: dict
     report: ConvergenceReport
@@ -46,12 +47,17 @@ class PolytomousResult(FitResult):
         """The items' category counts as a :class:`CategoryLayout`."""
         return CategoryLayout(np.array([len(v) for v in self.categories.values()]))
 
+    @property
+    def model(self) -> str:
+        """The model's name: ``"grm"`` or ``"gpcm"``."""
+        return self.spec.model
+
     def _size(self) -> str:
         return (f"{self.model.upper()}, {self.table['respondent'].nunique()} respondents x "
                 f"{len(self.categories)} items, up to {max(len(v) for v in self.categories.values())} categories")
 
     def _saved_config(self) -> dict:
-        return {"model": self.model, "categories": [[plain_value(i), v] for i, v in self.categories.items()],
+        return {"spec": self.spec.to_dict(), "categories": [[plain_value(i), v] for i, v in self.categories.items()],
                 "report": self.report.to_dict()}
 
     @classmethod
@@ -62,7 +68,8 @@ class PolytomousResult(FitResult):
         table = pd.DataFrame({"respondent": ratings["respondent"].values, "item": ratings["item"].values})
         table["score"] = [categories[i][int(c)] for i, c in zip(table["item"], category)]
         table["category"] = category
-        return cls(tree, config["model"], table, categories, ConvergenceReport(**config["report"]))
+        return cls(idata=tree, spec=PolytomousSpec.from_dict(config["spec"]), table=table, categories=categories,
+                   report=ConvergenceReport(**config["report"]))
 
     def item_table(self, ci_prob: float = 0.9, theta_points=(-2.0, 0.0, 2.0)) -> pd.DataFrame:
         """One row per item: number of categories, posterior mean, SD and equal-tailed

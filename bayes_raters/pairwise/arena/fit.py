@@ -15,12 +15,14 @@ import xarray as xr
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.fit_signature import sampler_block
+from bayes_raters.inference import laplace_figures, laplace_report
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.pairwise.arena.laplace import approximate, importance_draws
-from bayes_raters.pairwise.arena.model import RATING_PRIOR_SD, ArenaData, prepare_votes
+from bayes_raters.pairwise.arena.model import RATING_PRIOR_SD, ArenaData, ArenaSpec, prepare_votes
 from bayes_raters.pairwise.arena.posterior import Layout, layout_of
 from bayes_raters.pairwise.arena.result import ArenaResult, arena_data_tree
 from bayes_raters.results import seeded_rng
-from bayes_raters.sampling import laplace_report, resolve_progressbar
+from bayes_raters.sampling import resolve_progressbar
 
 
 @sampler_block()
@@ -106,16 +108,16 @@ def fit_arena(
     raveled, check, batches = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=rng, progress=progress)
     tree = arena_tree(raveled, data, layout)
     report = laplace_report(tree, check, var_names=names)
-    if check.accepted and report.problems:  # Monte Carlo noise of the resampling: more proposals, pooled
+    retries = int(check.accepted and bool(report.problems))
+    if retries:  # Monte Carlo noise of the resampling: more proposals, pooled
         raveled, check, _ = importance_draws(approx, data, layout, rating_prior_sd, draws=draws, chains=chains, rng=rng,
                                              proposals_per_draw=2, previous=batches, progress=progress)
         tree = arena_tree(raveled, data, layout)
         report = laplace_report(tree, check, var_names=names)
-    tree["posterior"].attrs.update(inference="laplace", pareto_k=check.pareto_k, pareto_k_threshold=check.k_threshold,
-                                   importance_ess=check.ess, newton_steps=approx.newton_steps,
-                                   inference_library="bayes_raters.pairwise.arena.laplace (importance-sampled Laplace)")
+    InferenceRecord(path="laplace", sampler="bayes_raters.pairwise.arena.laplace", laplace_retries=retries,
+                    newton_steps=int(approx.newton_steps), **laplace_figures(check)).write(tree)
     tree["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
-    result = ArenaResult(tree, report, {"rating_prior_sd": float(rating_prior_sd)}, data=data, approximation=approx)
+    result = ArenaResult(idata=tree, spec=ArenaSpec(rating_prior_sd=float(rating_prior_sd)), report=report, data=data, approximation=approx)
     if progress:
         progress("done")
     _warn(report)

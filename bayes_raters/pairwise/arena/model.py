@@ -46,6 +46,7 @@ import pytensor.tensor as pt
 
 from bayes_raters.data import numeric_scores, quote_rows, require_columns, require_frame
 from bayes_raters.errors import InsufficientDataError, InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, difference_logp
 from bayes_raters.pairwise.model import comparison_components
 
@@ -55,6 +56,14 @@ OUTCOMES = {"loss": LOSS, "tie": TIE, "win": WIN}
 RATING_PRIOR_SD = 2.0
 TAU_PRIOR_SD = 0.5
 EPSILON_PRIOR_SD = 1.0
+
+
+@dataclass(frozen=True)
+class ArenaSpec(FitSpec):
+    """Options of an arena fit: ``rating_prior_sd``, the prior SD of every model's rating. Ties,
+    style covariates and categories come with the votes (``ArenaResult.data``)."""
+
+    rating_prior_sd: float = RATING_PRIOR_SD
 
 
 @dataclass(frozen=True)

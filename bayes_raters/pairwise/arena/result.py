@@ -4,7 +4,7 @@ and posterior predictive counts (the contract of :mod:`bayes_raters.results`).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -12,7 +12,7 @@ import xarray as xr
 from scipy import linalg, special
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.pairwise.arena.model import OUTCOMES, ArenaData
+from bayes_raters.pairwise.arena.model import OUTCOMES, ArenaData, ArenaSpec
 from bayes_raters.pairwise.arena.posterior import layout_of, vote_derivatives
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
@@ -76,16 +76,16 @@ def fewest_flipping(flips, start: int, limit: int, refits: int) -> int | None:
     return high
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, kw_only=True)
 class ArenaResult(FitResult):
     """A fitted arena (:func:`~bayes_raters.pairwise.fit_arena`): ``idata`` (posterior ``theta``,
     ``rating``, and where fitted ``u``, ``category_rating``, ``tau``, ``beta``, ``epsilon``; the
     pooled votes in ``constant_data``/``observed_data``), the convergence ``report`` and the fit's
-    ``options``. ``data`` and the Laplace ``approximation`` are rebuilt when a loaded result needs them."""
+    ``spec`` (:class:`~bayes_raters.pairwise.arena.model.ArenaSpec`). ``data`` and the Laplace ``approximation`` are rebuilt when a loaded result needs them."""
 
     idata: xr.DataTree
+    spec: ArenaSpec
     report: ConvergenceReport
-    options: dict = field(default_factory=dict)
     data: ArenaData | None = None
     approximation: object = None
 
@@ -159,7 +159,7 @@ class ArenaResult(FitResult):
         if self.approximation is None:
             from bayes_raters.pairwise.arena.laplace import approximate
 
-            self.approximation = approximate(self.data, layout_of(self.data), self.options["rating_prior_sd"])
+            self.approximation = approximate(self.data, layout_of(self.data), self.spec.rating_prior_sd)
         return self.approximation
 
     def drop_votes_check(self, k: int | None = None, max_share: float = 0.1, refits: int = 16) -> pd.Series:
@@ -185,7 +185,7 @@ class ArenaResult(FitResult):
             from bayes_raters.pairwise.arena.laplace import newton
 
             x = newton(approx.mean.copy(), approx.free, replace(d, weight=d.weight - dropped(n)), layout,
-                       self.options["rating_prior_sd"])[0]
+                       self.spec.rating_prior_sd)[0]
             return float(x[top] - x[second])
 
         limit = int(max_share * d.n_votes)
@@ -312,8 +312,8 @@ class ArenaResult(FitResult):
         return xr.Dataset({"cell_counts": (("chain", "draw", "cell", "outcome_kind"), out)}, coords=coords)
 
     def _saved_config(self) -> dict:
-        return {"report": self.report.to_dict(), "options": self.options}
+        return {"spec": self.spec.to_dict(), "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict) -> ArenaResult:
-        return cls(idata=tree, report=ConvergenceReport(**config["report"]), options=dict(config["options"]))
+        return cls(idata=tree, spec=ArenaSpec.from_dict(config["spec"]), report=ConvergenceReport(**config["report"]))

@@ -257,12 +257,12 @@ def test_cli_irt_json(tmp_path, capsys):
     args = ["irt", str(tmp_path / "answers.csv"), "--model", "2pl", "--json", "--respondent-column", "who", "--seed", "1"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"items", "respondents", "convergence"}  # issue 13: the fit's convergence beside the tables
+    assert set(out) == {"items", "respondents", "convergence", "inference"}  # the fit's convergence and inference beside the tables
     assert isinstance(out["convergence"]["converged"], bool) and out["convergence"]["chains"] == 2
-    assert out["convergence"]["extra_chains"] == ""  # chains are added only when the first mix too little (and say why here)
+    assert out["inference"]["extra_chains"] == 0  # chains are added only when the first mix too little (and say why)
     # this fit's Laplace draws fail the Pareto check, and NUTS starts from the approximation (and says so)
-    assert out["convergence"]["inference"].startswith("nuts (the Laplace draws were rejected")
-    assert "300 tuning iterations" in out["convergence"]["nuts_warm_start"]
+    assert out["inference"]["path"] == "nuts_after_laplace" and out["inference"]["reason"].startswith("the Laplace draws were rejected")
+    assert "300 tuning iterations" in out["inference"]["warm_start"]
     assert out["convergence"]["max_r_hat"] > 0.99 and out["convergence"]["divergences"] >= 0
     assert len(out["items"]) == 8 and len(out["respondents"]) == 120
     assert {"item", "a_mean", "b_mean", "flagged", "reasons"} <= set(out["items"][0])

@@ -14,10 +14,12 @@ from scipy import integrate, special, stats
 
 from bayes_raters import InvalidInputError
 from bayes_raters.errors import ConvergenceWarning
+from bayes_raters.inference import sample_model
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt import IRTResult, compare_irt_models, fit_irt, simulate_responses, validate_responses
 from bayes_raters.irt.binary.marginal import answer_patterns, build_marginal_from_table
 from bayes_raters.irt.binary.model import irt_probability, item_pivots
-from bayes_raters.sampling import sample_model, sampler_settings
+from bayes_raters.sampling import sampler_settings
 
 FAST = {"draws": 1000, "tune": 1000, "chains": 2, "nuts_sampler": "pymc"}
 
@@ -114,9 +116,10 @@ def test_marginal_fit_has_theta_draws_respondent_log_likelihood_and_saves_lossle
     result = fit_irt(table, "2pl", random_seed=6, **{**FAST, "draws": 2000})
     posterior = result.posterior
     assert posterior["theta"].dims == ("chain", "draw", "respondent")
-    assert posterior.attrs["method"] == "marginal" and posterior.attrs["nuts_sampler"] == "pymc"
-    assert posterior.attrs["theta_mh_acceptance"] > 0.9
-    assert posterior.attrs["quadrature_error"] < 1e-6 and posterior.attrs["quadrature_nodes"] == 55  # rule_for(8): no refit
+    record = result.inference
+    assert record.method == "marginal" and record.sampler == "pymc" and result.spec.method == "marginal"
+    assert record.theta_mh_acceptance > 0.9
+    assert record.quadrature_error < 1e-6 and record.quadrature_nodes == 55  # rule_for(8): no refit
     log_lik = result.idata["log_likelihood"]["answers"]
     assert log_lik.dims == ("chain", "draw", "respondent") and np.all(np.asarray(log_lik) < 0)
     assert "observed_data" in result.idata.children
@@ -146,8 +149,8 @@ def _assert_round_trip(result, tmp_path):
     pd.testing.assert_frame_equal(loaded.table, result.table)
     pd.testing.assert_frame_equal(loaded.item_table(), result.item_table())
     pd.testing.assert_frame_equal(loaded.respondent_table(), result.respondent_table())
-    assert (loaded.model, loaded.method, loaded.hierarchical, loaded.report) == (
-        result.model, result.method, result.hierarchical, result.report
+    assert (loaded.spec, loaded.report, loaded.inference) == (
+        result.spec, result.report, result.inference
     )
     np.testing.assert_array_equal(loaded.loo().elpd_i, result.loo().elpd_i)
 
@@ -182,7 +185,7 @@ def test_target_accept_reaches_every_sampler(monkeypatch):
         warnings.simplefilter("ignore", ConvergenceWarning)
         idata, _ = sample_model(irt, draws=50, tune=50, nuts_sampler="nutpie", target_accept=0.97, random_seed=1, what="test")
     assert seen["target_accept"] == 0.97
-    assert idata["posterior"].attrs["nuts_sampler"] == "nutpie"
+    assert InferenceRecord.of(idata).sampler == "nutpie"
 
 
 def test_parallel_chains_get_their_share_of_blas_threads(monkeypatch):

@@ -101,8 +101,8 @@ def test_exploratory_fit_has_identified_loadings_and_respondent_log_likelihood(e
     main = loadings["a_mean"].abs().unstack().idxmax(axis=1)
     agree = [main[item] == own[truth["dimensions"][item]] for item in main.index]
     assert np.mean(agree) >= 0.75
-    assert result.posterior.attrs["quadrature_error"] <= MIRT_TOLERANCE
-    assert result.posterior.attrs["theta_mh_acceptance"] > 0.5
+    assert result.inference.quadrature_error <= MIRT_TOLERANCE
+    assert result.inference.theta_mh_acceptance > 0.5
     assert result.loo().pareto_k.max() < 0.7
     table = result.item_table()
     assert {"mdisc_mean", "mdiff_mean", "r_hat", "ess_bulk", "p_correct"} <= set(table.columns)
@@ -125,7 +125,8 @@ def test_posterior_predictive_and_save_round_trip(exploratory, tmp_path):
     assert tree["posterior_predictive"]["correct"].shape[-1] == len(result.table)
     assert repr(result).count("; converged;") == 1
     loaded = MultidimensionalIRTResult.load(result.save(tmp_path / "mirt.nc"))
-    assert loaded.anchors == result.anchors and loaded.dimensions == result.dimensions
+    assert loaded.spec.anchors == result.spec.anchors and loaded.spec.dimensions == result.spec.dimensions
+    assert loaded.inference == result.inference and loaded.inference.quadrature_error <= MIRT_TOLERANCE
     assert np.array_equal(loaded.posterior["a"].values, result.posterior["a"].values)
     assert loaded.loadings().equals(result.loadings())
 
@@ -162,7 +163,7 @@ def test_cli_confirmatory_fit_prints_loadings_and_correlations_as_json(tmp_path,
             "--json", "--seed", "2"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"items", "loadings", "correlations", "respondents", "convergence"}
+    assert set(out) == {"items", "loadings", "correlations", "respondents", "convergence", "inference"}
     assert len(out["loadings"]) == 12 and len(out["respondents"]) == 400
     assert out["correlations"][0]["corr_lower"] < 0.6 < out["correlations"][0]["corr_upper"]
     assert out["convergence"]["converged"] is True

@@ -195,7 +195,7 @@ def test_gpcm_fit_has_tables_theta_draws_loo_replicates_and_saves_losslessly(tmp
     result = fit_polytomous(_simulated("gpcm"), "gpcm", draws=2000, tune=700, chains=2, random_seed=3, progressbar=False)
     assert result.posterior["theta"].dims == ("chain", "draw", "respondent")
     assert result.posterior["theta"].sizes["respondent"] == 150
-    assert result.posterior.attrs["theta_mh_acceptance"] > 0.95
+    assert result.inference.theta_mh_acceptance > 0.95
     items, thresholds, people = result.item_table(), result.threshold_table(), result.respondent_table()
     assert list(items.columns[:5]) == ["n_categories", "a_mean", "a_sd", "a_lower", "a_upper"]
     assert {"b_1", "b_2", "b_3", "r_hat", "ess_bulk", "info_at_-2", "info_at_0", "info_at_2"} <= set(items.columns)
@@ -236,7 +236,7 @@ def test_command_line_fits_gpcm_and_refuses_binary_only_flags(tmp_path, capsys):
     out = capsys.readouterr()
     assert code == 0, out.err
     data = json.loads(out.out)
-    assert set(data) == {"items", "thresholds", "respondents", "convergence", "pairs"}
+    assert set(data) == {"items", "thresholds", "respondents", "convergence", "inference", "pairs"}
     assert len(data["pairs"]) == 10 and {"item_a", "item_b", "excess", "ppp", "flagged"} <= set(data["pairs"][0])
     assert len(data["items"]) == 5 and len(data["thresholds"]) == 15 and len(data["respondents"]) == 150
     assert data["convergence"]["converged"] is True
@@ -251,7 +251,7 @@ def test_default_laplace_draws_match_nuts_on_the_same_data():
     ratings = _simulated("grm", n=800, seed=11)
     default = fit_polytomous(ratings, "grm", random_seed=5, progressbar=False)
     nuts = fit_polytomous(ratings, "grm", random_seed=5, progressbar=False, inference="nuts")
-    assert default.posterior.attrs["inference"] == "laplace" and nuts.posterior.attrs["inference"] == "nuts"
+    assert default.inference.path == "laplace" and nuts.inference.path == "nuts"
     assert default.convergence.pareto_k <= 0.7 and default.convergence.converged
     for name in ("a", "b"):
         x, y = default.posterior[name], nuts.posterior[name]
