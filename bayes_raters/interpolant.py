@@ -10,10 +10,9 @@ the cell's CDF, :math:`t = \log(1 + v (e^{d_k} - 1)) / d_k`; its log density is
 :math:`\ell_k + d_k t - \log Z` with :math:`Z` the sum of the masses.
 
 Why compiled: in NumPy the same algebra allocated a (groups, cells) temporary per operation
-and a (units, cells) copy per search; measured on the GRM's theta draws (2,449 x 15 x 5, 49
-nodes, one thread) the interpolant, its draws and their densities were 9 of 16 ms per
-posterior draw; here the three batches of draws take 1.8 ms together. ``nogil=True`` lets the per-chain threads of the
-callers run in parallel.
+and a (units, cells) copy per search, and was most of the time of the theta draws
+(``models/implementation.md``). ``nogil=True`` lets the per-chain threads of the callers run in
+parallel.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ import numpy as np
 def _cell_masses(log_post, scaled, top, nodes):
     r"""Per group: normalised cumulative masses of the cells (groups, cells) and
     :math:`\log Z`. ``scaled`` is :math:`e^{\ell_k - m}` with ``top`` :math:`m` the group's
-    largest :math:`\ell_k` (NumPy's vectorised exp: Numba's scalar exp and expm1 made this
-    loop 3.8 ms where it is now 1.1 ms, 2,432 groups x 49 nodes). A cell's mass is
+    largest :math:`\ell_k` (NumPy's vectorised exp, faster than Numba's scalar exp and expm1:
+    ``models/implementation.md``). A cell's mass is
     :math:`h (e^{\ell_{k+1}} - e^{\ell_k}) / d`; its relative rounding error, about
     :math:`10^{-16} / |d|`, only moves which cell a uniform picks by as much, and the
     Metropolis-Hastings ratio uses the exact :math:`\ell` (and :math:`Z` cancels in it)."""

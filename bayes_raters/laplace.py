@@ -25,19 +25,16 @@ convergence report states (never the count of resampled draws).
 A batch that passes the Pareto check but not R-hat or ESS (Monte Carlo noise of the
 resampled draws, not a bad proposal) is followed by twice as many fresh proposals from the same
 mode and Hessian, pooled with the first batch's and resampled (:func:`sample_laplace` with ``retry=True``); only then does
-the caller turn to NUTS. On the 2PL at 2,000 x 100 with 2 x 500 draws the first batch's R-hat
-was 1.012, and the NUTS fallback made the fit 68-100 s where NUTS alone had taken 36 s.
+the caller turn to NUTS, whose compile and sampling cost far more than a fresh batch (``models/implementation.md``).
 
 When the posterior is far from Gaussian (a funnel under a hierarchical scale, a likelihood
 that only bounds a parameter) :math:`\hat k` is large, and :func:`sample_laplace` says so and the
 caller samples with NUTS instead (:func:`bayes_raters.inference.sample_model` with
 ``inference="auto"``).
 
-Other proposals, measured on LSAT-7's 2PL (10 parameters, Pareto :math:`\hat k` over 8 seeds):
-a multivariate t with 30, 10 or 5 degrees of freedom, 0.46-0.78, 0.37-0.73, 0.35-0.74 against
-0.43-0.80 for the Gaussian; one round of moment matching to the weighted draws, 0.51-0.79 against
-0.26-0.86. None is better, so the plain Laplace Gaussian stays: where it fails (LSAT-7 on about
-1 seed in 4: k 0.73-0.80) the posterior is skewed, and NUTS runs.
+Multivariate t proposals and a round of moment matching were tried and gave no smaller
+:math:`\hat k` (``models/implementation.md``), so the plain Laplace Gaussian stays: where it fails
+the posterior is skewed, and NUTS runs.
 
 Why not NUTS started at the mode: its step count follows the dimension (13-15 leapfrog steps per
 draw on the 75-parameter GRM even with the dense Hessian as mass matrix; ``models/irt_polytomous.md``),
@@ -126,9 +123,8 @@ class NumpyTerm:
 
     Why: PyTensor's Numba backend evaluates ``exp`` one element at a time (llvmlite is built
     without SVML), where NumPy's ufunc uses AVX-512 SIMD: on the 2D 2PL at 1,000 x 20 (978
-    patterns x 673 nodes, one exponential per pair) a log density took 9.6-9.8 ms compiled and
-    2.6-2.8 ms in NumPy (``models/irt_multidimensional.md``), and the Laplace proposals are
-    thousands of log densities."""
+    patterns x 673 nodes, one exponential per pair) NumPy was several times faster
+    (``models/implementation.md``), and the Laplace proposals are thousands of log densities."""
 
     potential: str
     inputs: tuple
@@ -305,15 +301,11 @@ def warm_start(model: pm.Model, approx: LaplaceApproximation, chains: int, rng: 
 
     A cold start needs the warm-up to find the typical set and a diagonal metric (1,000
     iterations); the mode and Hessian already computed give both, so :data:`~bayes_raters.inference.WARM_TUNE` (300)
-    iterations adapt the step size. Measured on LSAT-7's 2PL (1,000 x 5, seeds 1, 8, 9, 11, the
-    three that fail the Pareto check among them; 2 chains x 1,000 draws, 2 cores,
-    ``models/irt.md``): 1.9-2.7 s with min bulk ESS 1,612-2,014 and 6.9-7.0 leapfrog steps per
-    draw against 5.6-7.9 s, ESS 689-923 and 16 steps cold. Not for the guessing models: on a
-    3PL whose hard item's (a, b, c) form a banana, the metric at the mode made NUTS take 99
-    steps per draw (ESS 118) where the cold start's adapted diagonal took 72 (ESS 406). Nor far
-    from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.inference.WARM_K_MAX`): on the hierarchical 2PL's SBC
-    draws (400 x 10) with :math:`\hat k` 1.21 and 1.24 the warm start took 34 and 26 steps per
-    draw (bulk ESS 653, 602) against 18 and 20 cold (752, 688)."""
+    iterations adapt the step size: on LSAT-7's 2PL fewer than half the leapfrog steps per draw
+    and about twice the ESS of a cold start. Not for the guessing models (a banana-shaped hard
+    item, where the metric at the mode takes more steps than the cold start's adapted diagonal),
+    nor far from Gaussian (Pareto :math:`\hat k` above :data:`~bayes_raters.inference.WARM_K_MAX`).
+    The measurements: ``models/implementation.md``."""
     raveled = _gaussian(approx.mode, approx.chol, rng.standard_normal((chains, approx.mode.size)))
     covariance = scipy.linalg.cho_solve((approx.chol, True), np.eye(approx.mode.size))
     free = [v.name for v in model.free_RVs]

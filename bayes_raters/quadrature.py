@@ -40,10 +40,9 @@ Rules (:class:`QuadratureRule`, weights include :math:`\varphi`):
   so they are held constant in the gradient. Few nodes suffice for any sharpness, but every
   unit has its own nodes, so a gradient costs units x observations x nodes element-wise,
   where shared nodes let the families use matrix products (units x observations x nodes as
-  BLAS work, or units x nodes for the 1PL/2PL). With shared nodes the 2PL at 2,000 x 100
-  costs 2.5 ms per log-density + gradient, and 0.7 ms when complete patterns go through the
+  BLAS work, or units x nodes for the 1PL/2PL), and complete patterns can go through the
   weighted-score grid of :func:`bayes_raters.irt.binary.marginal.score_grid_loglik`
-  (``benchmarks/bench_irt.py --gradient-only``).
+  (``models/implementation.md``; ``benchmarks/bench_irt.py --gradient-only``).
 
 Conditional draws (:func:`draw_conditional`): the log conditional is known on the rule's
 nodes; its piecewise-linear interpolant defines a piecewise-exponential density that is
@@ -75,8 +74,8 @@ LOG_ROOT_2PI = 0.5 * np.log(2 * np.pi)
 
 def fast_softplus(x: np.ndarray) -> np.ndarray:
     r""":math:`\log(1 + e^x)` in place of ``x`` as :math:`\max(x, 0) + \log(1 + e^{-|x|})`
-    (2.6x faster than ``np.logaddexp(0, x)`` on 2,000 x 100, same to 1e-15; the theta draws
-    of the marginal IRT fits spend most of their time here)."""
+    (the same to 1e-15 as ``np.logaddexp(0, x)`` and faster: ``models/implementation.md``; the
+    theta draws of the marginal IRT fits spend most of their time here)."""
     positive = np.maximum(x, 0.0)
     np.abs(x, out=x)
     np.negative(x, out=x)

@@ -184,20 +184,17 @@ def resolve_cores(chains: int, cores: int | None) -> int:
 
     Resolved here, not left to ``pm.sample``: PyMC reads None as half the CPU count (it assumes
     hyperthreads), so on a 2-core machine the chains of every ``cores=None`` fit ran one after
-    the other. Measured (bfi neuroticism GRM, nutpie, 2 x (300 + 500)): 29.1 s sampling with
-    None passed through, 14.6 s with 2."""
+    the other, at half the speed (``models/implementation.md``)."""
     return min(chains, usable_cores()) if cores is None else int(cores)
 
 
 def blas_threads(chains: int, cores: int | None) -> int | None:
     """BLAS threads per chain while chains run in parallel: the machine's cores shared out
     (None: leave BLAS alone when one chain runs at a time). ``cores=None`` means one chain per
-    core (:func:`resolve_cores`): left alone, nutpie's two GRM chains on 2 cores took
-    210 s where one BLAS thread each took 66 s (2,449 x 15 x 5). PyMC's own ``blas_cores`` is
-    ignored under the fork start method (Linux's default), and nutpie's chains are threads in
-    one process; left alone, each chain's BLAS calls spread over every core. Measured on 2 cores,
-    two processes evaluating the 10,000 x 100 marginal 2PL gradient: 4.8-5.3 ms each with
-    OpenBLAS's default threads, 1.95 ms with one thread each (``benchmarks/bench_irt.py``)."""
+    core (:func:`resolve_cores`). PyMC's own ``blas_cores`` is ignored under the fork start
+    method (Linux's default), and nutpie's chains are threads in one process; left alone, each
+    chain's BLAS calls spread over every core and the chains slow each other down
+    (``models/implementation.md``; ``benchmarks/bench_irt.py`` measures it)."""
     parallel = min(chains, resolve_cores(chains, cores))
     return max(1, usable_cores() // parallel) if parallel > 1 else None
 
@@ -212,9 +209,8 @@ def strict_float():
     PyTensor's on-disk cache: the gradient of a pairwise model differed in the 15th digit
     between a cold and a warm cache, and NUTS, being chaotic, then gave other draws (and a
     suite run failed on 2 divergences that a second run, with a warm cache, did not have).
-    Strict IEEE arithmetic leaves nothing to the compiler. Cost, measured with
-    ``benchmarks/bench_irt.py --gradient-only``: the marginal 2PL gradient 0.7 -> 0.8 ms at
-    2,000 x 100 and 1.6 -> 2.0 ms at 10,000 x 100; the joint one unchanged (3.0 / 15.1 ms).
+    Strict IEEE arithmetic leaves nothing to the compiler, at a small cost per gradient
+    (``models/implementation.md``; ``benchmarks/bench_irt.py --gradient-only`` measures it).
     """
     return pytensor.config.change_flags(numba__fastmath=False)
 

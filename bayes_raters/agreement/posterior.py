@@ -78,8 +78,8 @@ def posterior_icc(
 
     ``long`` holds validated ratings (``response, rater, score``) of units rated twice or more.
     ``inference`` as in :func:`bayes_raters.inference.sample_model` (``"auto"``: the importance-
-    sampled Laplace draws where their Pareto-k, R-hat and ESS checks pass, NUTS otherwise; on
-    200 units x 12 raters the two-way fit took 4.6 s by Laplace, 10.2 s by NUTS). When NUTS on
+    sampled Laplace draws where their Pareto-k, R-hat and ESS checks pass, NUTS otherwise: about
+    half NUTS's time, ``models/agreement.md``). When NUTS on
     the model with centred rater offsets does not converge (divergences where the offsets' spread
     nears 0), the two-way fit is redone with non-centred offsets (``TrueScoreSpec.rater_offsets``);
     on 80 units x 6 raters, seeds 0-5, that parameterisation gave no divergences in any fit (min

@@ -167,7 +167,7 @@ def _irt_parser(commands) -> None:
     structure.add_argument(
         "--dims", type=int, metavar="K", default=None,
         help="exploratory multidimensional 2pl/3pl with K = 2 or 3 abilities (prints a loadings table; "
-        "--sampler numpyro is about 8x faster per gradient here)",
+        "--sampler numpyro is faster per gradient here: models/irt_multidimensional.md, Computation)",
     )
     structure.add_argument(
         "--dimensions", metavar="MAP.csv", default=None,

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 # The PyMC model and its results are imported on first use (PEP 562), so that the closed
-# form and the command line's --help and --version do not pay for importing PyMC (~5 s).
+# form and the command line's --help and --version do not pay for importing PyMC (seconds).
 _LAZY = {
     "TrueScoreSpec": "bayes_raters.ctt.model",
     "build_true_score_model": "bayes_raters.ctt.model",

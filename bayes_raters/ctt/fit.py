@@ -159,9 +159,8 @@ def fit_true_score(
 
     ``nuts_sampler=None`` picks by model, from ``benchmarks/bench_ctt_model.py``: PyMC's NUTS for
     the normal model; nutpie for the ordinal one, with its low-rank mass-matrix adaptation
-    (10,000 responses, 2 chains x (1,000 + 1,000) on 2 cores: nutpie 42.6 s, min bulk ESS 2,337;
-    PyMC's dense adaptation 87 s, 2,865, most of it in tuning, where it takes about 110
-    leapfrog steps per draw in iterations 100-300). PyMC's NUTS with ``init="jitter+adapt_full"``
+    (about half the time of PyMC's dense adaptation for similar ESS, which spends most of it in
+    tuning: ``models/ctt_true_score.md``). PyMC's NUTS with ``init="jitter+adapt_full"``
     stays available (``nuts_sampler="pymc"``). ``progressbar``: shown per fit; None (default)
     shows it in a terminal or notebook and not in scripts or pipes. ``cores=None``: nutpie runs the chains in
     parallel threads; PyMC runs them in sequence (parallel PyMC chains fork worker processes;

@@ -5,7 +5,8 @@ Why. The shared trapezoid rule (:func:`~bayes_raters.facets.model.facet_rule`) i
 most-rated response, and every rating is evaluated at every node. Where responses differ
 widely in their number of ratings that is wasteful: in lme4's InstEval subset (60 lecturers
 rated 1-258 times each, ``tests/data/insteval/``) the most-rated lecturer needs 313 nodes, so
-each of the 4,682 ratings costs 313 evaluations (38 ms per gradient; 6.1 ms adaptive). An adaptive Gauss-Hermite
+each of the 4,682 ratings costs 313 evaluations (several times the adaptive rule's cost per
+gradient: ``models/irt_facets.md``). An adaptive Gauss-Hermite
 rule centres each response's nodes at its conditional mode :math:`m_i` and scales them by the
 SD of the Laplace approximation there, :math:`s_i`: :math:`z_{iq} = m_i + s_i x_q`
 (:func:`bayes_raters.quadrature.adaptive_rule`), and :data:`ADAPTIVE_NODES` nodes suffice for any
@@ -24,8 +25,8 @@ redone with :data:`REFINED_NODES` nodes, then warns.
 When. Per gradient the shared rule costs ratings x (shared nodes) gathers and adds, the
 adaptive one ratings x :data:`ADAPTIVE_NODES` x K exponentials plus the Newton steps, so the
 adaptive rule is used when the shared rule has more than :data:`ADAPTIVE_ABOVE` nodes (the
-essay designs of the tests, 55 nodes, keep the shared rule: 0.62 ms per gradient against 5.0 ms
-adaptive, 400 essays x 8 raters).
+essay designs of the tests, 55 nodes, keep the shared rule, which is faster there:
+``models/irt_facets.md``).
 """
 
 from __future__ import annotations

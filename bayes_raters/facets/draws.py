@@ -27,8 +27,8 @@ PARAMETER_NAMES = ("a", "severity", "difficulty", "thresholds", "theta", "alpha"
 
 def parameter_arrays(stacked: xr.Dataset) -> dict[str, np.ndarray]:
     """The facet, ability and system parameters of a (sample)-stacked posterior as NumPy arrays
-    with the sample first, converted once: an xarray selection per sample cost 6.9 of the 80 s of
-    the 400 x 8 x 2 essay fit on one core (4,000 selections of four variables)."""
+    with the sample first, converted once, not an xarray selection per sample
+    (``models/irt_facets.md``)."""
     return {name: np.moveaxis(stacked[name].values, stacked[name].dims.index("sample"), 0)
             for name in PARAMETER_NAMES if name in stacked}
 
@@ -177,9 +177,8 @@ def conditional_draws(posterior: xr.Dataset, layout: FacetLayout, rule: Quadratu
     in threads, each with its own generator (:func:`bayes_raters.chains.map_chains`).
 
     Draws are taken in blocks of :func:`draw_block` posterior draws (one node table, one
-    interpolant and one exact log-likelihood pass per block): on the 400 x 8 x 2 essays with one
-    system (2 x 1,000 draws) one draw at a time took 2.15 s in one thread and 2.59 s in two, the
-    per-draw calls too small for threads to share."""
+    interpolant and one exact log-likelihood pass per block): one draw at a time, the calls are
+    too small for threads to share (``models/irt_facets.md``)."""
     center, units = layout.score_center, len(layout.responses)
     block = draw_block(layout, rule, 0 if arrays is None else arrays[0].shape[1])
 

@@ -35,10 +35,9 @@ from bayes_raters.irt.slopes import rater_rest_correlations, warn_contradicted_s
 from bayes_raters.sampling import derived_rng, fewest_divergences, sample_refined
 
 #: NUTS on the centred form starts from the Laplace approximation (``fit_facets(warm_start=True)``)
-#: when Pareto k of 1,000 proposals is at most this: on 400 essays x 8 raters (k 0.62) the warm
-#: start gave 2.5x the ESS with 2.4x fewer gradients; on an SBC prior draw with small rater
-#: scales (non-centred form, k 0.81) it gave ESS 381 where the cold start gave 485, and there
-#: the non-centred forms' k was 0.81-1.51 (``models/irt_facets.md``), so that form starts cold.
+#: when Pareto k of 1,000 proposals is at most this: near-Gaussian posteriors gain from the warm
+#: start, the non-centred form's (k above 0.8) lose (``models/irt_facets.md``), so that form
+#: starts cold.
 WARM_K_MAX_FACETS = 0.7
 #: Divergences of the centred fit, as a share of its draws, up to which it is sampled once more
 #: with ``target_accept`` raised halfway to 1 (a smaller step) before the non-centred form runs:
@@ -86,12 +85,10 @@ def fit_facets(
     ``inference``: ``"nuts"`` (default); ``"auto"`` keeps importance-sampled Laplace draws of the
     rater, prompt and threshold parameters when they pass every check (Pareto :math:`\\hat k`,
     R-hat, ESS; :mod:`bayes_raters.laplace`) and runs NUTS otherwise; ``"laplace"`` forces them
-    (``result.inference.path`` says which ran). Not the default here: on 400 essays x 8
-    raters x 2 prompts the draws passed (Pareto k 0.66, 27 s against NUTS's 45 s) but the
-    posterior SD of ``sigma_severity`` was 0.82 of NUTS's and of one ``log_a`` 0.82, more than
-    Monte Carlo error (about 0.03 at that ESS): the hierarchical scales' skewed posteriors sit at
-    the edge of what the Gaussian proposal covers. ``cores``: chains in parallel, None (default)
-    one per CPU (card ``models/irt_facets.md``: timings). ``centred``: the hierarchical rater
+    (``result.inference.path`` says which ran). Not the default here: the draws pass their check
+    but understate the hierarchical scales' posterior SDs beyond Monte Carlo error, their skewed
+    posteriors sitting at the edge of what the Gaussian proposal covers (``models/irt_facets.md``).
+    ``cores``: chains in parallel, None (default) one per CPU. ``centred``: the hierarchical rater
     and prompt groups centred (True) or non-centred (False); None (default) samples the centred
     form and, when its draws diverge, the centred form again with a smaller step (a few stray
     divergences) and/or the non-centred one, keeping the fit with the fewest divergences
@@ -100,8 +97,8 @@ def fit_facets(
     centred form from the Laplace approximation (mode by L-BFGS, inverse Hessian as dense mass
     matrix, a draw of it per chain, 300 tuning iterations) when Pareto k of 1,000
     proposals from it is at most :data:`WARM_K_MAX_FACETS` (0.7), cold otherwise
-    (``sample_model(warm_start="always")``; ``result.inference.warm_start`` says so): on 400
-    essays x 8 raters x 2 prompts 2.5x the ESS in 0.7x the time; False always starts cold.
+    (``sample_model(warm_start="always")``; ``result.inference.warm_start`` says so; more ESS in
+    less time, ``models/irt_facets.md``); False always starts cold.
 
     Parameters
     ----------
@@ -211,9 +208,9 @@ def _sample_forms(sample_form, centred: bool | None, target_accept: float = 0.9,
     and 2 in the SBC configuration) a hierarchical scale whose true value is small leaves a funnel
     that the centred form cannot enter (sigma_a 0.03: 157 divergences), while raters that differ
     and rate often (an erratic rater among 8, 89+ ratings each) mix worse non-centred (max R-hat
-    1.011 against 1.003); and on 400 essays x 8 raters x 2 prompts (seed 16) the centred fit had
-    one divergence, the non-centred 28 (62 s in all), where the centred form at target_accept
-    0.95 had none (15.6 s); ``models/irt_facets.md`` has the tables. Only the kept fit's warnings
+    1.011 against 1.003); and a centred fit with a stray divergence or two loses it at a higher
+    ``target_accept`` far sooner than the non-centred form converges (``models/irt_facets.md`` has
+    the tables). Only the kept fit's warnings
     reach the user. Returns ``((centred, fit), {form name: divergences})``, ``fit`` the kept
     :class:`~bayes_raters.sampling.RefinedFit`."""
     raised = round(1.0 - (1.0 - target_accept) / 2, 4)

@@ -31,13 +31,10 @@ Parametrisation. Raters and prompts are centred (``log_a``, ``severity``, ``diff
 sampled directly) unless the centred draws diverge: then :func:`~bayes_raters.facets.fit.fit_facets`
 samples the non-centred form too (``centred=False`` here) and keeps the fit with fewer
 divergences. In essay scoring each rater gives dozens to hundreds of ratings, where the centred
-form mixes better when raters differ. Measured on 600 responses x 10 raters with an erratic rater
-(seed 1, 2 x (1,000 + 1,000)): non-centred, 5 divergences at target_accept 0.9 (1 at 0.95), min
-bulk ESS 403, 60 s sampling at 36 leapfrog steps per draw; centred, no divergence, min bulk ESS
-1,163, 23 s at 14. But with few raters or prompts whose spread is small (the SBC configuration:
-5 raters, 2 prompts, scales drawn from their priors) the centred form is a funnel: its first four
-simulations gave 107, 157, 69 and 503 divergences, the non-centred form none
-(``models/irt_facets.md``).
+form mixes better when raters differ (no divergence and about three times the ESS on 600
+responses x 10 raters with an erratic one). But with few raters or prompts whose spread is small
+(the SBC configuration: 5 raters, 2 prompts, scales drawn from their priors) the centred form is a
+funnel and diverges where the non-centred one does not (``models/irt_facets.md`` has the figures).
 
 True score and systems. The true score of response :math:`i` on the score scale is what the
 fit's raters give it on average, :math:`T_i(\theta) = \frac{1}{R J_i} \sum_r \sum_{j \in J_i}
@@ -230,7 +227,7 @@ def true_score_curve(log_p, score_values, unit_prompts, lib=pt):
 
 def unit_sum(rows, layout: FacetLayout, lib=pt):
     """(units, nodes): the rows (ratings, nodes) summed over each unit's ratings (NumPy: one
-    sparse product, 10x ``np.add.at``)."""
+    sparse product, faster than ``np.add.at``: ``models/irt_facets.md``)."""
     if lib is np:
         return layout.unit_rows @ rows
     return pt.inc_subtensor(pt.zeros((layout.unit_prompts.shape[0], rows.shape[1]))[layout.unit], rows)
@@ -321,10 +318,9 @@ def symbolic_layout(layout: FacetLayout) -> FacetLayout:
     ``category``, ``pair``, ``cell``) and ``unit_prompts`` as shared variables, not constants.
 
     Why: constants are part of the compiled log density's Numba cache key, so every new data set
-    (a user's first fit, every SBC simulation) compiled it afresh: 11.6-11.9 s on the first call
-    for 400 essays x 8 raters x 2 prompts against 0.09-0.13 s for data seen before
-    (``models/irt_facets.md``). As shared variables they are inputs, and the cache holds across
-    data sets of the same facets and scale."""
+    (a user's first fit, every SBC simulation) compiled it afresh, seconds where a cached one
+    takes a tenth of a second (``models/irt_facets.md``). As shared variables they are inputs, and
+    the cache holds across data sets of the same facets and scale."""
     shared = {name: pytensor.shared(np.asarray(getattr(layout, name)), name=f"facets_{name}")
               for name in ("unit", "prompt", "rater", "category", "unit_prompts")}
     graph = dataclasses.replace(layout, **shared)
@@ -363,8 +359,7 @@ def facet_priors(layout: FacetLayout, consistency: bool, centred: bool = True):
     logit scale (``severity_logit`` etc., the priors of the module docstring there) and divided by
     the common :math:`a` (Deterministics ``severity``, ``difficulty``, ``thresholds``): the data
     pin down :math:`a\delta_r`, so in ability units :math:`a` and the severities' SD trade off
-    along a ridge. Measured on InstEval (`models/irt_facets.md`): bulk ESS of
-    :math:`\mu_a` and :math:`\sigma_\delta` 109 and 95 in ability units.
+    along a ridge, which mixes poorly (``models/irt_facets.md``: InstEval).
 
     ``centred=False``: the same priors with every hierarchical group non-centred,
     :math:`\log a_r = \mu_a + \sigma_a z_r` (``log_a_z``), :math:`\delta = \sigma_\delta

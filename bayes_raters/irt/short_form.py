@@ -69,7 +69,7 @@ def reliability_draws(params: dict, items: np.ndarray, n_respondents: int, rng: 
     uniforms = rng.random((n_respondents, len(items)))
     fitted = [params[k][:, items].mean(axis=0) for k in PARAMETERS]
     out = np.empty(len(params["a"]))
-    with threadpool_limits(limits=1):  # small products: BLAS threads cost 4x here (measured)
+    with threadpool_limits(limits=1):  # small products: BLAS threads cost more than they save here
         for s in range(len(out)):
             a, b, c, d = (params[k][s, items] for k in PARAMETERS)
             answers = (uniforms < irt_probability(theta[:, None], a, b, c, d, lib=np)).astype(float)

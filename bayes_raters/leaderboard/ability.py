@@ -15,15 +15,13 @@ bank's uncertainty about an item widens the new system's interval; the new answe
 the items, whose posterior rests on the bank's hundreds of systems). The items enter as
 independent, each through its own marginal posterior, not through the joint draws: averaging the
 product over joint draws is an importance-sampling estimate whose weights collapse onto a few
-draws as answers accumulate (measured on an 80-system x 600-item bank, 10 held-out systems: the
-effective number of the 500 draws was 221 at the median with 50 answers, 25 with 200, 8 with
-500), while what the joint draws add, a shift of every difficulty together, is shared with the
+draws as answers accumulate (``models/leaderboards.md``), while what the joint draws add, a shift of every difficulty together, is shared with the
 bank's own systems and cancels from the ability's place among them. The posterior is held on a
 fixed grid of :data:`GRID_SIZE` points over :data:`GRID_RANGE` (the abilities' scale is the bank
 systems', mean about 0 and SD about 1), updated one answer at a time in log space. A grid, not
 MCMC, because the posterior is one-dimensional and adaptive testing updates it after every
-answer: an item's curve costs :math:`D \times` :data:`GRID_SIZE` sigmoids once (about 3 ms for the
-default 200 draws; the bank keeps it), an update :data:`GRID_SIZE` additions, and
+answer: an item's curve costs :math:`D \times` :data:`GRID_SIZE` sigmoids once (the bank keeps
+it), an update :data:`GRID_SIZE` additions, and
 the grid gives the posterior to the grid's resolution, not a sample of it.
 """
 
@@ -154,7 +152,7 @@ class AbilityPosterior:
         """Posterior probabilities of the grid points (they sum to 1)."""
         if self._weights is None:
             log_post = self.log_prior + self.loglik
-            w = np.exp(log_post - log_post.max())  # not scipy's logsumexp: 8 ms of overhead per call here
+            w = np.exp(log_post - log_post.max())  # not scipy's logsumexp: its overhead per call dominates here (models/leaderboards.md)
             self._weights = w / w.sum()
         return self._weights
 

@@ -64,8 +64,8 @@ def _doubled_ranks(flat: np.ndarray) -> np.ndarray:
 def _z_scale(rows: np.ndarray) -> np.ndarray:
     """Ranks over every draw of each parameter (ties averaged), back-transformed to normal scores
     (Blom's offset 3/8). A rank is a multiple of 1/2 in [1, N], so the normal quantiles
-    (``scipy.special.ndtri``) are computed once for the 2N - 1 possible ranks and looked up:
-    ``ndtri`` on every draw cost 3 s of a 20-s check at 2 x 1,000 draws of 20,200 parameters."""
+    (``scipy.special.ndtri``) are computed once for the 2N - 1 possible ranks and looked up, not
+    once per draw (``models/leaderboards.md``)."""
     flat = rows.reshape(rows.shape[0], -1)
     n = flat.shape[1]
     table = special.ndtri((np.arange(2, 2 * n + 1) / 2 - 3 / 8) / (n - 2 * 3 / 8 + 1))

@@ -23,10 +23,9 @@ sweep updates
 4. the hyperparameters exactly: :math:`\mu` Gaussian, :math:`\sigma^2` generalised inverse
    Gaussian (the half-normal prior on :math:`\sigma` times the items' normal likelihood).
 
-Each step leaves the posterior invariant, so the sweep does. Why not NUTS: on 100 systems x 2,000
-items the joint model needed 60 leapfrog steps per draw and 408 s for an R-hat of 1.22
-(``benchmarks/bench_leaderboard.py``); the measured speed and accuracy of this sampler are in the
-same benchmark and in ``models/leaderboards.md``.
+Each step leaves the posterior invariant, so the sweep does. Why not NUTS: at leaderboard size
+the joint model's NUTS took minutes and did not converge; the measured speed and accuracy of both
+are in ``models/leaderboards.md`` (``benchmarks/bench_leaderboard.py`` measures them).
 """
 
 from __future__ import annotations
@@ -102,8 +101,8 @@ def _log_item_prior(log_a, b, state: State, two_pl: bool) -> np.ndarray:
 
 def _cholesky(m: np.ndarray) -> np.ndarray:
     """Lower Cholesky factors of a stack of 1 x 1 or 2 x 2 positive-definite matrices, written
-    out: numpy's batched ``linalg`` routines cost more than the arithmetic on 2 x 2 blocks (with
-    them a sweep on 100 x 2,000 took 27 ms, 16 of them outside the passes over the answers)."""
+    out: numpy's batched ``linalg`` routines cost more than the arithmetic on 2 x 2 blocks
+    (``models/leaderboards.md``)."""
     out = np.zeros_like(m)
     out[:, 0, 0] = np.sqrt(m[:, 0, 0])
     if m.shape[1] == 2:
@@ -341,10 +340,8 @@ def _half_normal_sigma(deviations, scale, rng) -> float:
     :math:`\psi = 1/\text{scale}^2`. Drawn by rejection: propose :math:`\sigma^2 \sim
     \text{InvGamma}((n - 1)/2, \chi/2)` (the likelihood's own shape in :math:`\sigma`) and accept
     with probability :math:`\exp(-\sigma^2 / (2\,\text{scale}^2)) \le 1`, the prior's kernel;
-    accepted draws follow the product exactly. About 0.7-0.8 of the proposals are accepted at the
-    fitted sigmas (1 against 1.5, 0.4 against 0.5), a few microseconds a draw, several hundred
-    times faster than ``scipy.stats.geninvgauss.rvs`` (``models/leaderboards.md``); that remains
-    the fallback after 200 rejections."""
+    accepted draws follow the product exactly, far faster than ``scipy.stats.geninvgauss.rvs``
+    (``models/leaderboards.md``), which remains the fallback after 200 rejections."""
     chi, n = float(deviations @ deviations), len(deviations)
     for _ in range(200):
         var = (chi / 2) / rng.gamma((n - 1) / 2)

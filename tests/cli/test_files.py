@@ -213,8 +213,8 @@ def test_facets_command_tables_prmse_and_flag_advice(tmp_path, capsys):
     assert {row["rater"] for row in out["raters"]} == {f"r{r}" for r in range(5)}
     assert len(out["prompts"]) == 2 and out["prmse"][0]["system"] == "engine"
     assert set(out["convergence"]) >= {"converged", "max_r_hat", "min_ess_bulk", "divergences"}
-    kept, tried = out["convergence"]["parametrisation"], out["convergence"]["divergences_by_form"]
-    assert kept in {"centred", "non-centred"} and tried.startswith("centred: ")
+    kept, tried = out["inference"]["parametrisation"], out["inference"]["divergences_by_form"]
+    assert kept in {"centred", "non-centred"} and next(iter(tried)) == "centred" and kept in tried
     severity = {row["rater"]: row["severity_mean"] for row in out["raters"]}
     assert np.corrcoef([severity[f"r{r}"] for r in range(5)], truth["severity"])[0, 1] > 0.8
     assert main(args[:2] + ["--draws", "10"]) == 2  # default column names: no 'response' column in the file

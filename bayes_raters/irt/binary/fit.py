@@ -110,10 +110,9 @@ def fit_irt(
     chain, its covariance as dense mass matrix, 300 tuning iterations; ``result.inference.warm_start``);
     the guessing models start cold (their banana-shaped posteriors make the Hessian a poor mass
     matrix). Every unidimensional marginal fit whose NUTS chains fail R-hat or ESS without a
-    divergence adds ``chains`` more (``sample_model(extra_chains=)``). LSAT-7's 2PL, 15 seeds
-    (``benchmarks/bench_lsat7.py``): 1.3-1.8 s when the Laplace draws pass (11 seeds), 2.5-2.9 s with
-    the warm NUTS (3), 4.8 s with extra chains (1), where a cold NUTS took 6-10 s (``models/irt.md``). The multidimensional
-    models take the same ``inference``.
+    divergence adds ``chains`` more (``sample_model(extra_chains=)``). Each path is faster than a
+    cold NUTS on LSAT-7 (``models/irt.md``; ``benchmarks/bench_lsat7.py`` measures them). The
+    multidimensional models take the same ``inference``.
 
     ``target_accept``: None (default) is 0.9, and :data:`GUESSING_TARGET_ACCEPT` (0.97) for the unidimensional 3PL/4PL,
     whose NUTS fits on the marginal method also add ``chains`` more chains when the first fail

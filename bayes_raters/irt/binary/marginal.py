@@ -143,8 +143,8 @@ def score_grid_loglik(correct, a, b, nodes, log_weights, n_knots: int, lib=pt):
     return interpolated - lib.dot(correct, a * b)
 
 
-#: Fewest patterns for the score grid: its larger graph adds about 5 s of compilation
-#: (1,000 x 5, 32 patterns: 2 -> 7 s), which a few hundred patterns do not win back.
+#: Fewest patterns for the score grid: its larger graph adds seconds of compilation, which a
+#: few hundred patterns do not win back (``models/irt.md``).
 GRID_MIN_PATTERNS = 500
 
 
@@ -255,12 +255,12 @@ def conditional_abilities(
     ``rule`` must be the one the model was built with (default: the builder's default).
     Chains run in parallel threads (``cores``; None: one per CPU), each with its own generator
     spawned from ``random_seed``, so the draws do not depend on the thread schedule (NumPy
-    releases the GIL in the array work; 2,000 x 100 2PL, 2 x 500 draws: 19 s in one thread).
+    releases the GIL in the array work).
 
     Draws are taken in blocks of :func:`draw_block` posterior draws at a time (one interpolant
-    and one exact log-likelihood pass per block): on LSAT-7 (1,000 x 5, 2 x 1,000 draws) one
-    draw at a time took 0.84 s in one thread and 0.87 s in two, the per-draw NumPy calls
-    too small for threads to share (NumPy's ufuncs hold the GIL below a few thousand elements).
+    and one exact log-likelihood pass per block): one draw at a time, the NumPy calls are too
+    small for threads to share (NumPy's ufuncs hold the GIL below a few thousand elements), and
+    two threads were no faster than one (``models/irt.md``).
 
     Returns ``(theta, log_lik, acceptance)``: theta and the marginal log-likelihood of each
     respondent's answers, both (chain, draw, respondent), and the mean MH acceptance rate."""

@@ -185,8 +185,8 @@ def bernoulli_logit_logp(value, eta):
     on the logit scale.
 
     Written out rather than ``pm.Bernoulli(logit_p=)`` because PyMC's form (a switch over
-    two ``log1pexp`` branches plus parameter checks) makes the log-density + gradient 2.3x
-    slower at 1M answers (33 vs 14 ms; ``benchmarks/bench_irt.py --gradient-only``).
+    two ``log1pexp`` branches plus parameter checks) makes the log-density + gradient about twice
+    as slow (``models/irt.md``; ``benchmarks/bench_irt.py --gradient-only`` measures it).
     """
     return value * eta - pt.softplus(eta)
 
@@ -217,18 +217,10 @@ CENTRED_MIN_ANSWERS_GUESSING = {"b": 1500, "log_a": 500}
 def centred_items(table: pd.DataFrame, model: str = "2pl") -> dict[str, bool]:
     """Parameterisation of the hierarchical priors: centred where every item's likelihood
     dominates its prior (:data:`CENTRED_MIN_ANSWERS`, for the 3PL/4PL
-    :data:`CENTRED_MIN_ANSWERS_GUESSING`), non-centred otherwise. Measured (3PL, the SBC's
-    simulations 0-5 at 400 x 10, marginal): b centred 0, 0, 16, 5, 64, 16 divergences, b non-centred
-    0, 0, 4, 0, 4, 0 (the centred form's funnel where the prior draws all difficulties within 0.15
-    of each other); simulation 4 at 1,000 x 10, 52 against 9 (min bulk ESS 122 against 273); simulation 1
-    at 1,500 x 10 (difficulties spread), no divergences either way, min bulk ESS 976 centred
-    against 533. Measured (2PL,
-    2 x (1,000 + 1,000)): 400 x 20, min bulk ESS 1,220-1,360 all centred against 250-310 all
-    non-centred; 300 x 8 (270 answers per item), 35 divergences with log a centred, none with
-    b centred and log a non-centred in 3 of 4 seeds but 5 in the fourth; 300 x 15, b centred:
-    1 divergence in 5 seeds, none with b non-centred (5 seeds, min bulk ESS 533-696); the 400 x 20
-    suite fixture with 10% missing (at least 352 answers per item) needs b centred; 1,000 x 5,
-    17 leapfrog steps per draw all centred against 31 with log a non-centred."""
+    :data:`CENTRED_MIN_ANSWERS_GUESSING`), non-centred otherwise: with few answers per item the
+    centred form is a funnel and diverges; with many it mixes several times better. The
+    thresholds come from the 2PL and 3PL runs of ``models/irt.md`` (section on the parametrisation
+    of the hierarchical priors)."""
     answers = int(table.groupby("item").size().min())
     thresholds = CENTRED_MIN_ANSWERS_GUESSING if model in GUESSING_MODELS else CENTRED_MIN_ANSWERS
     return {name: answers >= least for name, least in thresholds.items()}
@@ -243,9 +235,8 @@ def _population(name: str, prior_sd: float, scale, centred: bool, n_items: int):
     out) and :math:`x - \bar x \sim \text{ZeroSumNormal}(\sigma)` (``{name}_dev``). The
     same prior; but the direction in which all items move together (pinned only by
     theta ~ N(0, 1), so far better determined than any one item) becomes one coordinate,
-    which a diagonal mass matrix can scale. Measured at 2,000 x 100 (2PL, PyMC's NUTS,
-    2 x (1,000 + 1,000)): centred items 30 leapfrog steps per draw, step size 0.17, max folded
-    R-hat 1.013; mean and deviations: see ``models/irt.md``."""
+    which a diagonal mass matrix can scale (fewer leapfrog steps per draw than centred items:
+    ``models/irt.md``)."""
     if centred:
         mean = pm.Normal(f"{name}_mean", 0.0, pt.sqrt(prior_sd**2 + scale**2 / n_items))
         deviation = pm.ZeroSumNormal(f"{name}_dev", sigma=scale, dims="item")
@@ -348,12 +339,8 @@ HIERARCHY_MIN_ITEMS = 10
 def resolve_hierarchical(hierarchical: bool | None, table: pd.DataFrame) -> bool:
     """``hierarchical`` as given, or for None: hierarchical priors when the test has at least
     :data:`HIERARCHY_MIN_ITEMS` items. Why: with a handful of items the population scale of
-    log a has almost nothing to learn from, and the centred form is a funnel. Measured, 2PL,
-    PyMC's NUTS 2 x (1,000 + 1,000): LSAT-7 (1,000 x 5) hierarchical, seeds 1, 2, 3, 11, 12:
-    9, 4, 8, 10 and 286 divergences (seed 12: max R-hat 1.61, bulk ESS 3); fixed priors: none,
-    max R-hat <= 1.005, bulk ESS >= 1,105, and the discriminations nearer marginal ML (item 3:
-    1.60 against ML's 1.71; hierarchical 1.36). Simulated 1,000 x 4, skewed abilities, a ~ U(0.4, 2.5):
-    hierarchical 12, 1 and 101 divergences in 3 of 5 seeds; 1,000 x 8: none in 5 seeds
+    log a has almost nothing to learn from, and the centred form is a funnel: on LSAT-7 (5 items)
+    the hierarchical fit diverged on every seed tried and fixed priors did not
     (``models/irt.md``, "Short tests")."""
     if hierarchical is not None:
         return bool(hierarchical)
@@ -419,7 +406,7 @@ def build_from_table(table: pd.DataFrame, model: str, *, n_options: int | None, 
         observed = pm.Data("answer_correct", table["correct"].to_numpy().astype("int64"), dims="answer")
         theta = pm.Normal("theta", 0.0, 1.0, dims="respondent")
         # no pivots here: indexing b by answer lifts its arithmetic to all 200,000 answers (PyTensor
-        # moves the indexing through elementwise ops), 3.4 -> 8.7 ms per gradient at 2,000 x 100
+        # moves the indexing through elementwise ops), more than doubling a gradient's cost (models/irt.md)
         a, b, c, d = item_priors(model, k, len(items), hierarchical, centred_items(table, model))
         eta = a[question] * (theta[person] - b[question])
         if model in ("1pl", "2pl"):

@@ -50,9 +50,8 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
 
     Chains are drawn in parallel threads (``cores``; None: one per CPU, :func:`~bayes_raters.sampling.resolve_cores`),
     each with its own generator spawned from ``random_seed``, so the draws do not depend on
-    the thread schedule. NumPy releases the GIL in the array work that dominates here; measured
-    (2 cores, 2 x 1,000 draws): bfi neuroticism GRM 14.7 s in one thread, 8.9 s in two; the
-    simulated 2,449 x 15 x 5 GRM 37 s -> 19 s."""
+    the thread schedule. NumPy releases the GIL in the array work that dominates here, so two
+    threads nearly halve the time (``models/irt_polytomous.md``)."""
     info = irt.polytomous
     layout, rule = info["layout"], info["rule"]
     onehot, index = irt["pattern_onehot"].get_value(), irt["respondent_pattern"].get_value()
@@ -88,7 +87,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
 @sampler_block(reasons={
     "tune": "500 here: nutpie's mass-matrix adaptation needs far fewer tuning steps than PyMC's NUTS "
             "(``benchmarks/bench_irt_polytomous.py``).",
-    "nuts_sampler": 'None is ``"nutpie"`` here: 4x the ESS per second of PyMC\'s NUTS on the GRM (``models/irt_polytomous.md``).',
+    "nuts_sampler": 'None is ``"nutpie"`` here: several times the ESS per second of PyMC\'s NUTS on the GRM (``models/irt_polytomous.md``).',
     "target_accept": "None is 0.9.",
 })
 def fit_polytomous(
@@ -121,9 +120,9 @@ def fit_polytomous(
     ``inference="auto"`` (default) first tries importance-sampled Laplace draws
     (:mod:`bayes_raters.laplace`) and keeps them when they pass every check (Pareto :math:`\hat k`, R-hat, ESS), else samples
     with NUTS; ``"nuts"`` and ``"laplace"`` force one (``draws`` per chain either way; the Laplace
-    path resamples them from twice as many proposals). Measured on 2 cores (``benchmarks/bench_irt_polytomous.py``): GRM 2,449 x 15 x 5,
-    89 s with NUTS, 34 s this way (bfi neuroticism: 44 s, 17 s); posterior means within 0.07 of
-    NUTS's posterior SD (``models/irt_polytomous.md``).
+    path resamples them from twice as many proposals): the default because it is a fraction of
+    NUTS's time with posterior means within a tenth of NUTS's posterior SD
+    (``models/irt_polytomous.md``; ``benchmarks/bench_irt_polytomous.py`` measures it).
 
     Parameters
     ----------

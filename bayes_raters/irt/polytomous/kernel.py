@@ -12,10 +12,9 @@ per pair instead of :math:`K` exps. Where it over- or underflows (:math:`|a \the
 term factored out.
 
 Why compiled: the NumPy form built (pairs, K) temporaries for the step sums, the exponent, its
-maximum and the exps; measured on 2,449 x 15 items x 5 categories (36,735 pairs, one thread)
-it took 6.6 ms per call, three calls per posterior draw, two thirds of the GPCM's theta draws;
-this kernel takes 0.8 ms, and the theta draw per posterior draw fell from 22.6 to 5.9 ms
-(``tests/irt/polytomous/test_fit.py`` checks the kernel against
+maximum and the exps, and took two thirds of the GPCM's theta draws; compiled, the theta draws
+take a quarter of the time (``models/irt_polytomous.md``; ``tests/irt/polytomous/test_fit.py``
+checks the kernel against
 :func:`bayes_raters.irt.polytomous.category_logp`).
 """
 

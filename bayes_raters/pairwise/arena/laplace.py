@@ -43,15 +43,15 @@ NEWTON_TOLERANCE = 1e-7
 RHO_STEP = 0.02
 RHO_MAX_STEPS = 20
 #: The proposal of rho is this much wider than the Laplace marginal (a defensive proposal: the
-#: marginal of log tau is right-skewed with few categories; measured on 10 models x 6,000 votes in
-#: 2 categories, the unwidened proposal gave a 95% quantile of tau of 0.439 where NUTS gave 0.512).
+#: marginal of log tau is right-skewed with few categories, and the unwidened proposal's upper
+#: quantiles of tau fell short of NUTS's: ``models/leaderboards.md``).
 RHO_WIDEN = 1.5
 #: Offsets (in proposal SDs of rho) of the points whose conditional Gaussians propose the other
 #: parameters: with few categories the deviations' spread given tau changes with tau (the same
-#: data: 95% quantile of tau 0.46 with one Gaussian at the centre, NUTS 0.512).
+#: data: one Gaussian at the centre understated tau's upper quantiles, ``models/leaderboards.md``).
 RHO_GRID = (-2.0, -1.0, 0.0, 1.0, 2.0)
-#: Proposals per kept draw (1: with millions of votes the weights are nearly even, measured
-#: Kish ESS 0.9+ of the proposals, and every proposal costs a pass over the votes).
+#: Proposals per kept draw (1: with millions of votes the weights are nearly even,
+#: ``models/leaderboards.md``, and every proposal costs a pass over the votes).
 PROPOSALS_PER_DRAW = 1
 
 

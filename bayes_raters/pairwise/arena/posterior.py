@@ -14,8 +14,8 @@ categories') ratings and :math:`z_v` at :math:`\beta`. Its Hessian is
 :math:`\sum_v w_v \ell''_v\, x_v x_v^\top`: one pass over the votes, with the rating block summed per
 (category, pair) by ``np.bincount``. Central differences of PyMC's compiled gradient (what
 :func:`bayes_raters.laplace.laplace_approximation` does) need :math:`2d` gradient passes over every
-vote; at 250 models, 4 style covariates and 4 million votes that was measured at 0.45 s a gradient,
-so 230 s for one Hessian, against 0.6 s for the pass here (``benchmarks/bench_arena.py``). The
+vote, minutes for one Hessian at millions of votes where the pass here takes under a second
+(``models/leaderboards.md``; ``benchmarks/bench_arena.py`` measures it). The
 derivatives of :math:`\ell` in :math:`\eta` and :math:`\epsilon` are those of
 :math:`\log\sigma(\eta-\epsilon)`, :math:`\log\sigma(-\eta-\epsilon)` and, for a tie, their sum plus
 :math:`\log(e^{2\epsilon}-1)`; ``tests/leaderboard/test_arena.py`` checks value, gradient and
