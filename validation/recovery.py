@@ -75,7 +75,7 @@ def dimensionality_check(seed: int, group_sizes=(10, 10), correlation: float = 0
     out = {"seed": seed, "groups": tuple(group_sizes), "correlation": correlation}
     start = time.perf_counter()
     two = fit_irt(answers, "2pl", dims=2, random_seed=fit_seed, **fit_options)
-    out.update(seconds_2d=time.perf_counter() - start, loadings=two.loadings()["a_mean"], anchors=two.anchors,
+    out.update(seconds_2d=time.perf_counter() - start, loadings=two.loadings()["a_mean"], anchors=two.spec.anchors,
                converged_2d=two.report.converged, max_r_hat_2d=two.report.max_r_hat, truth=truth)
     if with_unidimensional:
         start = time.perf_counter()

@@ -10,8 +10,8 @@ per-response adaptive quadrature rule), ``simulate`` (essay designs and recovery
 """
 
 from bayes_raters.facets.fit import fit_facets
-from bayes_raters.facets.model import build_facets_model
+from bayes_raters.facets.model import FacetsSpec, build_facets_model
 from bayes_raters.facets.result import FacetsResult
 from bayes_raters.facets.simulate import simulate_facet_ratings
 
-__all__ = ["FacetsResult", "build_facets_model", "fit_facets", "simulate_facet_ratings"]
+__all__ = ["FacetsResult", "FacetsSpec", "build_facets_model", "fit_facets", "simulate_facet_ratings"]

@@ -12,11 +12,11 @@ from bayes_raters.irt.binary.model import IRT_MODELS, IRTSpec, build_irt_model, 
 from bayes_raters.irt.binary.result import IRTResult
 from bayes_raters.irt.binary.simulate import simulate_responses
 from bayes_raters.irt.diagnostics import empirical_reliability, information_curves, item_information
-from bayes_raters.irt.multidimensional.model import build_mirt_model
+from bayes_raters.irt.multidimensional.model import MultidimensionalSpec, build_mirt_model
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.multidimensional.simulate import simulate_factor_answers
 from bayes_raters.irt.polytomous.fit import fit_polytomous
-from bayes_raters.irt.polytomous.model import POLYTOMOUS_MODELS, build_polytomous_model
+from bayes_raters.irt.polytomous.model import POLYTOMOUS_MODELS, PolytomousSpec, build_polytomous_model
 from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.irt.polytomous.simulate import simulate_ratings
 from bayes_raters.irt.scale import build_scale, compare_irt_models
@@ -27,8 +27,10 @@ __all__ = [
     "IRTResult",
     "IRTSpec",
     "MultidimensionalIRTResult",
+    "MultidimensionalSpec",
     "POLYTOMOUS_MODELS",
     "PolytomousResult",
+    "PolytomousSpec",
     "build_irt_model",
     "build_mirt_model",
     "build_polytomous_model",

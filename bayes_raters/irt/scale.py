@@ -84,7 +84,7 @@ def build_scale(result: IRTResult, **fit_kwargs) -> tuple[IRTResult, pd.DataFram
     if len(kept) < 2:
         raise InvalidInputError("fewer than two items remain after dropping the flagged ones.")
     subset = result.table[result.table["item"].isin(kept)]
-    fit_kwargs.setdefault("method", result.method)
+    fit_kwargs.setdefault("method", result.spec.method)
     refit = fit_irt(subset, result.model, n_options=result.spec.n_options, hierarchical=result.spec.hierarchical, **fit_kwargs)
     report = pd.DataFrame(
         {

@@ -15,12 +15,12 @@ or rank is settled. Arena votes between models are pairwise comparisons:
 from bayes_raters.leaderboard.ability import ItemBank
 from bayes_raters.leaderboard.adaptive import AdaptiveTest, run_adaptive_test
 from bayes_raters.leaderboard.fit import fit_leaderboard
-from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, answer_matrix, build_leaderboard_model
+from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, LeaderboardSpec, answer_matrix, build_leaderboard_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.selection import compare_item_selections, estimate_scores, select_items
 from bayes_raters.leaderboard.simulate import simulate_leaderboard
 
 __all__ = ["LEADERBOARD_MODELS", "AdaptiveTest",
-           "ItemBank", "LeaderboardResult", "answer_matrix", "build_leaderboard_model",
+           "ItemBank", "LeaderboardResult", "LeaderboardSpec", "answer_matrix", "build_leaderboard_model",
            "compare_item_selections", "estimate_scores", "fit_leaderboard", "run_adaptive_test", "select_items",
            "simulate_leaderboard"]

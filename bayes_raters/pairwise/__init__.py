@@ -12,10 +12,11 @@ of votes with style covariates and categories (:mod:`bayes_raters.pairwise.arena
 the connectivity check of the comparison graph (:func:`~bayes_raters.pairwise.model.comparison_components`).
 """
 
-from bayes_raters.pairwise.arena import ArenaResult, build_arena_model, fit_arena, simulate_arena
+from bayes_raters.pairwise.arena import ArenaResult, ArenaSpec, build_arena_model, fit_arena, simulate_arena
 from bayes_raters.pairwise.design import neighbour_pairs
 from bayes_raters.pairwise.fit import fit_pairwise
 from bayes_raters.pairwise.hits import hits_to_pairs, hits_to_scalars
+from bayes_raters.pairwise.model import PairwiseSpec
 from bayes_raters.pairwise.online import EASL, BoundedRA, DirectAssessment, OnlineMethod, TrueSkill
 from bayes_raters.pairwise.plan import comparisons_to_stop, plan_pairwise, plot_pairwise_plan, top_k_probability
 from bayes_raters.pairwise.result import PairwiseResult
@@ -30,12 +31,14 @@ from bayes_raters.pairwise.simulate import (
 
 __all__ = [
     "ArenaResult",
+    "ArenaSpec",
     "EASL",
     "BoundedRA",
     "DirectAssessment",
     "ElicitationExperiment",
     "OnlineMethod",
     "PairwiseResult",
+    "PairwiseSpec",
     "SimulatedAnnotator",
     "TrueSkill",
     "build_arena_model",

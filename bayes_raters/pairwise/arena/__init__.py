@@ -4,8 +4,8 @@
 (:mod:`~bayes_raters.pairwise.arena.laplace`), :func:`fit_arena` and :class:`ArenaResult`."""
 
 from bayes_raters.pairwise.arena.fit import fit_arena
-from bayes_raters.pairwise.arena.model import build_arena_model, prepare_votes
+from bayes_raters.pairwise.arena.model import ArenaSpec, build_arena_model, prepare_votes
 from bayes_raters.pairwise.arena.result import ArenaResult
 from bayes_raters.pairwise.arena.simulate import simulate_arena
 
-__all__ = ["ArenaResult", "build_arena_model", "fit_arena", "prepare_votes", "simulate_arena"]
+__all__ = ["ArenaResult", "ArenaSpec", "build_arena_model", "fit_arena", "prepare_votes", "simulate_arena"]

@@ -156,7 +156,7 @@ def _assert_round_trip(result, tmp_path):
 
 
 def _assert_marginal_and_joint_fits_are_not_compared(table, marginal):
-    joint = dataclasses.replace(marginal, method="joint")  # the check looks at the method only
+    joint = dataclasses.replace(marginal, spec=dataclasses.replace(marginal.spec, method="joint"))  # the check looks at the method only
     with pytest.raises(InvalidInputError, match="same method="):
         compare_irt_models({"marginal": marginal, "joint": joint})
     with pytest.raises(InvalidInputError, match="method must be one of"):
