@@ -234,6 +234,18 @@ def test_result_classes_share_the_protocol():
             cls(None, None, None)  # positionally: refused
 
 
+def test_every_irt_family_compares_through_compare_irt_models(fitted):
+    """``compare_irt_models`` reads the method from each fit's spec: binary, ordinal and
+    multidimensional fits all have one (notebook 06 compares a 1D with a 2D fit)."""
+    from bayes_raters.irt import compare_irt_models
+
+    name, result = fitted
+    if name not in ("irt", "polytomous", "multidimensional"):
+        pytest.skip("not an IRT family")
+    assert result.spec.method == "marginal"
+    assert len(compare_irt_models({"one": result, "two": result})) == 2
+
+
 def test_every_result_has_a_spec_an_inference_record_and_a_model_name(fitted):
     from bayes_raters.fit_spec import FitSpec
     from bayes_raters.inference_record import InferenceRecord

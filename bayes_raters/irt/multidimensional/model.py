@@ -77,13 +77,15 @@ class MultidimensionalSpec(FitSpec):
     """Options of a multidimensional fit: the ``model`` (``"2pl"``, ``"3pl"``), the ``dimensions``'
     names, the ``anchors`` (exploratory: one item per dimension whose loadings on later dimensions
     are fixed at 0) or ``item_dimension`` (confirmatory: item -> its one dimension), and
-    ``n_options`` behind the 3PL's guessing prior."""
+    ``n_options`` behind the 3PL's guessing prior. ``method`` is always ``"marginal"`` (abilities
+    integrated out), as :func:`~bayes_raters.irt.compare_irt_models` reads it on every IRT fit."""
 
     model: str = "2pl"
     dimensions: list = ()
     anchors: list | None = None
     item_dimension: dict | None = None
     n_options: int | None = None
+    method: str = "marginal"
 
 
 def ball_rule(n_dimensions: int, spacing: float, radius: float | None = None) -> tuple[np.ndarray, np.ndarray]:

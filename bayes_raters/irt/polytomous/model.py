@@ -57,9 +57,12 @@ POLYTOMOUS_MODELS = ("grm", "gpcm")
 @dataclass(frozen=True)
 class PolytomousSpec(FitSpec):
     """Options of a polytomous fit: the ``model`` (:data:`POLYTOMOUS_MODELS`). Each item's
-    categories come from the data (``PolytomousResult.categories``)."""
+    categories come from the data (``PolytomousResult.categories``). ``method`` is always
+    ``"marginal"`` (abilities integrated out), as :func:`~bayes_raters.irt.compare_irt_models` reads
+    it on every IRT fit."""
 
     model: str = "grm"
+    method: str = "marginal"
 
 
 def validate_ordinal_ratings(
