@@ -1,10 +1,14 @@
-"""The base of every family's options record: one frozen dataclass per family
-(:class:`~bayes_raters.ctt.TrueScoreSpec`, :class:`~bayes_raters.irt.IRTSpec`, ...) that holds
-what the model was fitted with, travels with the result (``result.spec``) and is saved in its file.
+"""The typed records a result is saved with: :class:`PlainRecord`, a frozen dataclass of plain
+values that round-trips through JSON, and :class:`FitSpec`, the base of every family's options
+record (:class:`~bayes_raters.ctt.TrueScoreSpec`, :class:`~bayes_raters.irt.IRTSpec`, ...) that
+holds what the model was fitted with, travels with the result (``result.spec``) and is saved in
+its file. The inference record (:class:`~bayes_raters.inference_record.InferenceRecord`) is a
+:class:`PlainRecord` too.
 
-A spec is plain data: :meth:`FitSpec.to_dict` gives JSON-able values (tuples as lists) and
-:meth:`FitSpec.from_dict` reads them back (lists as tuples where the field is a tuple), refusing
-fields it does not know, so a file from another version fails loudly instead of loading wrong.
+:meth:`PlainRecord.to_dict` gives JSON-able values (tuples as lists) and
+:meth:`PlainRecord.from_dict` reads them back (lists as tuples where the field is a tuple),
+refusing fields it does not know, so a file from another version fails loudly instead of loading
+wrong.
 
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
@@ -21,11 +25,12 @@ import dataclasses
 from dataclasses import dataclass
 
 from bayes_raters.errors import PersistenceError
+from bayes_raters.persistence import plain_value
 
 
 @dataclass(frozen=True)
-class FitSpec:
-    """A family's model options (subclasses add the fields)."""
+class PlainRecord:
+    """A frozen dataclass of plain values that round-trips through JSON (subclasses add the fields)."""
 
     def to_dict(self) -> dict:
         """The options as plain JSON-able values (tuples as lists, numpy scalars as numbers)."""
@@ -42,6 +47,11 @@ class FitSpec:
         return cls(**{name: _tuple_if(fields[name], value) for name, value in values.items()})
 
 
+@dataclass(frozen=True)
+class FitSpec(PlainRecord):
+    """A family's model options (subclasses add the fields)."""
+
+
 def _tuple_if(field: dataclasses.Field, value):
     """A JSON list as a tuple where the field holds a tuple (its annotation names one)."""
     return tuple(value) if isinstance(value, list) and "tuple" in str(field.type) else value
@@ -52,6 +62,4 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "item"):
-        return value.item()
-    return value
+    return plain_value(value)

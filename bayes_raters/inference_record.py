@@ -26,6 +26,7 @@ from typing import Literal
 import xarray as xr
 
 from bayes_raters.errors import PersistenceError
+from bayes_raters.fit_spec import PlainRecord
 
 #: The one posterior attribute that holds the record (JSON).
 RECORD_ATTR = "bayes_raters_inference"
@@ -41,7 +42,7 @@ EXACT_CONDITIONAL_THETA = "exact conditional (quadrature + independence MH)"
 
 
 @dataclass(frozen=True)
-class InferenceRecord:
+class InferenceRecord(PlainRecord):
     """What one fit's inference did (fields left at their defaults did not apply).
 
     The path
@@ -97,18 +98,12 @@ class InferenceRecord:
         """A copy with ``changes`` (field name -> value); an unknown name raises TypeError."""
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict:
-        """The record as plain JSON-able values (numbers as Python floats and ints)."""
-        return {k: _plain(v) for k, v in dataclasses.asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, values: dict) -> InferenceRecord:
-        """The record from :meth:`to_dict`'s output; a field this version does not know raises
-        :class:`~bayes_raters.errors.PersistenceError` (a file from another version)."""
-        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise PersistenceError(f"the inference record has fields this version does not know: {sorted(unknown)}.")
-        return cls(**values)
+    def with_exact_abilities(self, acceptance: float, nodes: int, **quadrature) -> InferenceRecord:
+        """The record of a marginal fit whose abilities were then drawn from their exact
+        conditional (:data:`EXACT_CONDITIONAL_THETA`): the mean MH ``acceptance``, the quadrature's
+        ``nodes`` and its other fields (``quadrature``, ``quadrature_spacing``, ``quadrature_error``)."""
+        return self.updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=float(acceptance),
+                            quadrature_nodes=int(nodes), **quadrature)
 
     def write(self, tree: xr.DataTree) -> None:
         """Store the record in ``tree``'s posterior attributes (:data:`RECORD_ATTR`, JSON)."""
@@ -121,23 +116,3 @@ class InferenceRecord:
         attrs = (tree["posterior"] if isinstance(tree, xr.DataTree) else tree).attrs
         text = attrs.get(RECORD_ATTR)
         return cls() if text is None else cls.from_dict(json.loads(text))
-
-    def lines(self) -> list[str]:
-        """One ``name: value`` line per field that applied (not at its default), for reports."""
-        default = InferenceRecord()
-        return [f"{f.name}: {getattr(self, f.name)}" for f in dataclasses.fields(self)
-                if getattr(self, f.name) != getattr(default, f.name)]
-
-
-def _plain(value):
-    """numpy scalars as Python numbers, dict values likewise (JSON-able)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "item"):
-        return value.item()
-    return value
-
-
-def record_of(tree: xr.DataTree | xr.Dataset) -> InferenceRecord:
-    """The record stored in ``tree`` (:meth:`InferenceRecord.of`)."""
-    return InferenceRecord.of(tree)

@@ -24,7 +24,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.sampling import ConvergenceReport
 
 
@@ -45,7 +45,7 @@ def _fit(long: pd.DataFrame, rater_effects: bool, observation: str, score_range,
         what=f"agreement true-score model (rater effects {'on' if rater_effects else 'off'})",
     )
     posterior = tree["posterior"].to_dataset()
-    if rater_effects and rater_offsets == "centred" and not report.converged and record_of(tree).path != "laplace":
+    if rater_effects and rater_offsets == "centred" and not report.converged and InferenceRecord.of(tree).path != "laplace":
         # NUTS on the centred offsets diverges when their spread nears 0 (few raters; 1 fit in 6 with 80 x 6 raters)
         return _fit(long, rater_effects, observation, score_range, seed, draws, chains, progressbar, "nuts", "non_centred")
     return posterior, report

@@ -30,7 +30,7 @@ from bayes_raters.ctt.result import TrueScoreResult
 from bayes_raters.errors import InvalidInputError, RoundingWarning
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.persistence import frame_to_dataset
 from bayes_raters.sampling import derived_rng
 
@@ -220,7 +220,7 @@ def fit_true_score(
             progressbar=progressbar,
             what=f"true-score model ({'joint' if joint else f'system {name!r}'})",
         )
-        record = record_of(trees[name])  # every per-system fit runs the same NUTS path
+        record = InferenceRecord.of(trees[name])  # every per-system fit runs the same NUTS path
         spread = add_finite_sample_spread(trees[name]["posterior"].to_dataset(), derived_rng(seed, "finite_sample"))
         trees[name]["posterior"] = xr.DataTree(spread)
     with warnings.catch_warnings():

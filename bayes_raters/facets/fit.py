@@ -30,7 +30,7 @@ from bayes_raters.facets.model import FacetsSpec, build_facets_model
 from bayes_raters.facets.result import FacetsResult
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt.slopes import rater_rest_correlations, warn_contradicted_slopes
 from bayes_raters.sampling import derived_rng, fewest_divergences, sample_refined
 
@@ -190,11 +190,10 @@ def fit_facets(
         "observed_data": xr.Dataset({"category": ("rating", table["category"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("rating", table[c].to_numpy()) for c in ("response", "prompt", "rater")}),
     })
-    record_of(idata).updated(
-        method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=float(rate), quadrature_nodes=len(info["rule"]),
-        quadrature="shared trapezoid" if n_nodes is None else f"adaptive Gauss-Hermite, {n_nodes} nodes per response",
-        quadrature_error=float(error), parametrisation="centred" if form else "non-centred", divergences_by_form=tried,
-    ).write(tree)
+    InferenceRecord.of(idata).with_exact_abilities(
+        rate, len(info["rule"]), quadrature="shared trapezoid" if n_nodes is None else f"adaptive Gauss-Hermite, {n_nodes} nodes per response",
+        quadrature_error=float(error),
+    ).updated(parametrisation="centred" if form else "non-centred", divergences_by_form=tried).write(tree)
     return FacetsResult(idata=tree, spec=FacetsSpec(consistency=consistency), table=table, scores=info["scores"],
                         systems=info["systems"], report=report)
 

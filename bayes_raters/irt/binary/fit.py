@@ -15,7 +15,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt.binary.marginal import (
     QUADRATURE_TOLERANCE,
     build_marginal_from_table,
@@ -210,6 +210,7 @@ def fit_irt(
     if method == "joint":
         irt = build_from_table(table, model, n_options=n_options, hierarchical=hierarchical)
         idata, report = sample_model(irt, what=f"IRT {model} (joint)", **settings)
+        record = InferenceRecord.of(idata).updated(method="joint")
         log_lik = _thinned_log_likelihood(idata, irt, LOG_LIK_DRAWS)
         groups = {"log_likelihood": log_lik["log_likelihood"].to_dataset() if isinstance(log_lik, xr.DataTree) else log_lik}
         posterior = idata["posterior"].to_dataset()
@@ -219,9 +220,7 @@ def fit_irt(
         posterior = idata["posterior"].to_dataset()
         theta, log_lik, acceptance = conditional_abilities(posterior, irt, model, rule, random_seed=derived_rng(random_seed, "abilities"), cores=cores)
         posterior = posterior.assign(theta=theta)
-        record = record_of(idata).updated(theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
-                                          quadrature_nodes=len(rule), quadrature_error=error)
-        record.write(idata)
+        record = InferenceRecord.of(idata).with_exact_abilities(acceptance, len(rule), quadrature_error=float(error))
         groups = {"log_likelihood": log_lik.to_dataset()}
     posterior.attrs.update(idata["posterior"].attrs)
     tree = xr.DataTree.from_dict(
@@ -233,7 +232,7 @@ def fit_irt(
             "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
         }
     )
-    record_of(idata).updated(method=method).write(tree)
+    record.write(tree)
     spec = IRTSpec(model=model, n_options=n_options, hierarchical=hierarchical, method=method)
     return IRTResult(idata=tree, spec=spec, table=table, report=report)
 
@@ -268,7 +267,7 @@ def _sample_marginal(table, model, n_options, hierarchical, settings, refinement
 
     name, (irt, idata, report, rule, error), tried = fewest_divergences(sample_form, forms)
     if hierarchical:
-        record_of(idata).updated(parametrisation=name, divergences_by_form=tried).write(idata)
+        InferenceRecord.of(idata).updated(parametrisation=name, divergences_by_form=tried).write(idata)
     if error > QUADRATURE_TOLERANCE:
         warnings.warn(
             f"the quadrature over theta is still off by {error:.1e} per respondent with {len(rule)} nodes "

@@ -22,7 +22,7 @@ import xarray as xr
 from bayes_raters.chains import map_chains
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt.multidimensional.model import MultidimensionalSpec, NodeTable, ball_rule, default_spacing, normalise_rows
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.slopes import dimension_rest_correlations, warn_contradicted_slopes
@@ -201,8 +201,8 @@ def fit_mirt(table: pd.DataFrame, model: str, *, dims, dimensions, anchors, n_op
         "constant_data": xr.Dataset({c: ("answer", table[c].to_numpy()) for c in ("respondent", "item")}),
     })
     item_dimension = None if info["item_dimension"] is None else dict(zip(mirt.coords["item"], [info["dimensions"][i] for i in info["item_dimension"]]))
-    record_of(idata).updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
-                             quadrature_nodes=len(mirt.coords["node"]), quadrature_spacing=float(spacing), quadrature_error=float(error)).write(tree)
+    InferenceRecord.of(idata).with_exact_abilities(acceptance, len(mirt.coords["node"]), quadrature_spacing=float(spacing),
+                                                   quadrature_error=float(error)).write(tree)
     anchors = None if info["anchors"] is None else list(info["anchors"])
     spec = MultidimensionalSpec(model=model, dimensions=list(info["dimensions"]), anchors=anchors,
                                 item_dimension=item_dimension, n_options=n_options)

@@ -20,7 +20,7 @@ from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import EXACT_CONDITIONAL_THETA, record_of
+from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
@@ -172,7 +172,6 @@ def fit_polytomous(
         "observed_data": xr.Dataset({"category": ("rating", table["category"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("rating", table[c].to_numpy()) for c in ("respondent", "item")}),
     })
-    record_of(idata).updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=acceptance,
-                             quadrature_nodes=len(irt.polytomous["rule"])).write(tree)
+    InferenceRecord.of(idata).with_exact_abilities(acceptance, len(irt.polytomous["rule"])).write(tree)
     return PolytomousResult(idata=tree, spec=PolytomousSpec(model=model), table=table, categories=irt.polytomous["categories"], report=report)
 
