@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from bayes_raters.errors import (
     BayesRatersError,
     BayesRatersWarning,
+    BoundWarning,
     ConvergenceError,
     ConvergenceWarning,
     InputWarning,
@@ -67,6 +68,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BayesRatersError",
     "BayesRatersWarning",
+    "BoundWarning",
     "ConvergenceError",
     "ConvergenceWarning",
     "InputWarning",

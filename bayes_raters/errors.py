@@ -56,6 +56,12 @@ class ConvergenceWarning(BayesRatersWarning):
     """The chains behind a fitted result did not converge (R-hat, ESS or divergences)."""
 
 
+class BoundWarning(BayesRatersWarning):
+    """The data point below a bound the model imposes on a coefficient (a negative
+    within-response correlation where the posterior ICCs are kept >= 0,
+    :mod:`bayes_raters.agreement.bound`); the message names the coefficients."""
+
+
 class SlopeWarning(BayesRatersWarning):
     """The data point to a negative or near-zero slope for items whose model forces it
     positive (:mod:`bayes_raters.irt.slopes`); the message names the items."""

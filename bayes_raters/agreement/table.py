@@ -15,6 +15,7 @@ from bayes_raters.agreement.bootstrap import (
     rater_variance,
     two_rater_table,
 )
+from bayes_raters.agreement.bound import below_bound, bound_message, warn_below_bound
 from bayes_raters.agreement.icc import icc_table
 from bayes_raters.agreement.kappa import agreement_weights, kappa_from_table
 from bayes_raters.agreement.layout import Ratings, agreement_ratings
@@ -22,7 +23,7 @@ from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 
 COLUMNS = [
     "estimate", "classical_lower", "classical_upper", "bootstrap_sd", "bootstrap_lower", "bootstrap_upper",
-    "posterior_mean", "posterior_lower", "posterior_upper", "n_units", "n_ratings",
+    "posterior_mean", "posterior_lower", "posterior_upper", "below_bound", "n_units", "n_ratings",
 ]
 
 
@@ -85,7 +86,11 @@ def agreement_table(
     variance where raters are random: :mod:`bayes_raters.agreement.bootstrap`); ``posterior_*`` for the ICCs, from the
     true-score model (:mod:`bayes_raters.agreement.posterior`; ``inference="auto"``: importance-
     sampled Laplace draws where their checks pass, NUTS otherwise). A posterior fit that did not
-    converge raises a :class:`ConvergenceWarning`; ``attrs["converged"]`` says so too.
+    converge raises a :class:`ConvergenceWarning`; ``attrs["converged"]`` says so too. Where the
+    data rule out a non-negative ICC (a negative within-response correlation, which the true-score
+    model cannot represent: its posterior sits at the bound 0), ``below_bound`` is True on those
+    rows, a :class:`~bayes_raters.errors.BoundWarning` says what that means and
+    ``attrs["below_bound"]`` holds its text (:mod:`bayes_raters.agreement.bound`).
 
     Parameters
     ----------
@@ -117,8 +122,8 @@ def agreement_table(
     pandas.DataFrame
         Indexed by ``coefficient``, columns ``estimate, classical_lower, classical_upper,
         bootstrap_sd, bootstrap_lower, bootstrap_upper, posterior_mean, posterior_lower,
-        posterior_upper, n_units, n_ratings`` (NaN where an interval does not apply); ``attrs``:
-        ``level, ci_prob, n_boot, k, complete, n_single, bootstrap_unit, converged`` and the
+        posterior_upper, below_bound, n_units, n_ratings`` (NaN where an interval does not apply); ``attrs``:
+        ``level, ci_prob, n_boot, k, complete, n_single, bootstrap_unit, converged, below_bound`` and the
         fits' ``convergence`` (one dict per fit).
 
     Examples
@@ -151,13 +156,15 @@ def agreement_table(
         table = table.join(post)
         _warn_unconverged(reports)
     table = table.reindex(columns=COLUMNS)
+    table["below_bound"] = below_bound(table)
+    warn_below_bound(table)
     table["n_units"] = len(data.units)
     table["n_ratings"] = int(data.per_unit.sum())
     table.index.name = "coefficient"
     table.attrs.update({
         "level": level, "ci_prob": ci_prob, "n_boot": n_boot, "k": icc.attrs["k"] if icc is not None else np.nan,
         "complete": data.complete, "n_single": data.n_single, "bootstrap_unit": BOOTSTRAP_UNIT,
-        "converged": all(r.converged for r in reports.values()),
+        "converged": all(r.converged for r in reports.values()), "below_bound": bound_message(table),
         "convergence": {name: {**r.to_dict(), "converged": r.converged} for name, r in reports.items()},
     })
     return table

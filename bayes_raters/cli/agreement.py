@@ -76,5 +76,5 @@ def agreement(args: argparse.Namespace) -> Output:
     data = {"level": attrs["level"], "ci_prob": attrs["ci_prob"], "complete": bool(attrs["complete"]), "k": attrs["k"],
             "coefficients": records(result, "coefficient"),
             "convergence": json.loads(json.dumps(attrs["convergence"], default=float)),
-            "converged": bool(attrs["converged"])}
+            "converged": bool(attrs["converged"]), "below_bound": attrs["below_bound"]}
     return Output(head + "\n" + text_table(shown, 3), data, {"agreement": result})
