@@ -41,33 +41,66 @@ PARAMETRISATIONS = ("auto", "values", "differences")
 LAMBDA_PRIOR = (float(np.log(5.0)), 1.0)
 
 
-def uses_differences(parametrisation: str, comparisons_only: bool) -> bool:
+def uses_differences(parametrisation: str, bounded_comparisons_only: bool) -> bool:
     """Whether to sample ability differences: ``"auto"`` does for comparisons alone (no slider
-    values, no strengths, no systems) and no annotator effects, where s is identified only
-    through them. With annotator consistencies c_k the likelihood reads c_k (u_i - u_j), and a
-    common scale of the c_k trades against every difference at once: notebook 04's six-annotator
-    comparisons reached R-hat 1.014 and a divergence in these coordinates, 1.005 in the values
-    coordinates, where that trade-off is lambda against the c_k."""
+    values, no strengths, no systems) whose win graph bounds every item
+    (:func:`~bayes_raters.pairwise.separation.likelihood_bounds_every_item`), with or without
+    annotator consistencies (:func:`panel_consistency` keeps the panel's scale out of the
+    differences). Where some item never wins or never loses, its ability is bounded by the prior
+    alone on one side, the ``min``/``max`` of the differences switch among such items, and the
+    values coordinates mix better (:mod:`bayes_raters.pairwise.separation`)."""
     if parametrisation == "auto":
-        return comparisons_only
+        return bounded_comparisons_only
     return parametrisation == "differences"
 
 
-def abilities_from_differences(prior: tuple[float, float], n_items: int):
-    """s (dims item), lambda and the abilities u = lambda s, from the coordinates of the module
-    docstring, with the model's priors on s and lambda and the Jacobian as a ``Potential``."""
+def abilities_from_differences(prior: tuple[float, float], n_items: int, log_panel_scale=None):
+    r"""s (dims item), lambda and the abilities u from the coordinates of the module docstring,
+    with the model's priors on s and lambda and the Jacobian as a ``Potential``.
+
+    ``log_panel_scale`` (annotator consistencies, :func:`panel_consistency`): the log of the
+    panel's mean consistency :math:`\gamma = \sigma_c \bar z`. The likelihood then reads the
+    abilities through :math:`\bar c\,\lambda s` with :math:`\bar c = e^{\gamma}`, so the
+    coordinates parametrise :math:`\Lambda = \bar c \lambda` in place of lambda and the
+    returned ``u`` is :math:`\Lambda s`; lambda is :math:`\Lambda e^{-\gamma}`, whose
+    Jacobian :math:`e^{-\gamma}` joins the potential."""
     difference = pm.Flat("ability_difference", dims="item", default_transform=ZeroSumTransform([-1]))
     log_gap_low = pm.Flat("log_gap_low")
     log_gap_high = pm.Flat("log_gap_high")
     u = difference - pt.min(difference) + pt.exp(log_gap_low)
-    lam = pm.Deterministic("lambda", pt.max(u) + pt.exp(log_gap_high))
-    s = pm.Deterministic("s", u / lam, dims="item")
-    log_prior = (
-        pm.logp(pm.LogNormal.dist(*LAMBDA_PRIOR), lam)
-        + pm.logp(pm.Beta.dist(prior[0], prior[1]), s).sum()
-        - n_items * pt.log(lam)
-        + log_gap_low
-        + log_gap_high
-    )
-    pm.Potential("prior_of_s_and_lambda", log_prior)
+    scale = pt.max(u) + pt.exp(log_gap_high)
+    s = pm.Deterministic("s", u / scale, dims="item")
+    log_jacobian = log_gap_low + log_gap_high - n_items * pt.log(scale)
+    if log_panel_scale is None:
+        lam = pm.Deterministic("lambda", scale)
+    else:
+        lam = pm.Deterministic("lambda", scale * pt.exp(-log_panel_scale))
+        log_jacobian = log_jacobian - log_panel_scale
+    log_prior = pm.logp(pm.LogNormal.dist(*LAMBDA_PRIOR), lam) + pm.logp(pm.Beta.dist(prior[0], prior[1]), s).sum()
+    pm.Potential("prior_of_s_and_lambda", log_prior + log_jacobian)
     return s, lam, u
+
+
+def panel_consistency(n_annotators: int):
+    r"""Annotator consistencies :math:`c_k = e^{\sigma_c z_k}`, :math:`z_k \sim N(0, 1)` iid,
+    written as the panel's mean :math:`\gamma = \sigma_c \bar z` (``log_panel_consistency``,
+    :math:`\bar z \sim N(0, 1/K)`) and zero-sum deviations :math:`w = z - \bar z \sim
+    \mathrm{ZeroSumNormal}(1)` (``consistency_deviation_z``): the same distribution.
+
+    The likelihood reads :math:`c_k\,\lambda (s_i - s_j) = r_k\, e^{G} \lambda (s_i - s_j)` with
+    :math:`r_k = e^{\sigma_c w_k} / m`, :math:`m = \frac1K \sum_k e^{\sigma_c w_k}` (ratios of mean 1)
+    and :math:`G = \gamma + \log m`. :func:`abilities_from_differences` folds :math:`e^{G}` into the
+    abilities' scale, so the data's scale of the differences no longer moves with the panel's mean
+    (:math:`\bar z`) nor with the spread :math:`\sigma_c` (through :math:`m \approx e^{\sigma_c^2/2}`).
+    Returns ``(consistency, ratio, G)``: the full :math:`c_k` (a ``Deterministic``), :math:`r_k` and
+    :math:`G`."""
+    sigma_c = pm.HalfNormal("sigma_consistency", 0.3)
+    panel_z = pm.Normal("panel_consistency_z", 0.0, 1.0)
+    gamma = pm.Deterministic("log_panel_consistency", sigma_c * panel_z / np.sqrt(n_annotators))
+    if n_annotators > 1:
+        spread = sigma_c * pm.ZeroSumNormal("consistency_deviation_z", 1.0, dims="annotator")
+    else:
+        spread = pt.zeros(1)
+    log_mean = pt.logsumexp(spread) - np.log(n_annotators)
+    consistency = pm.Deterministic("consistency", pt.exp(gamma + spread), dims="annotator")
+    return consistency, pt.exp(spread - log_mean), gamma + log_mean

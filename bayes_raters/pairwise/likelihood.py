@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
+from scipy import special
 
 from bayes_raters.errors import InvalidInputError
 
@@ -105,20 +106,27 @@ def thurstone_logp(difference):
     return pt.stack([log_loss, pt.full_like(difference, -np.inf), log_win], axis=-1)
 
 
-def _counts_logp(value, log_p, total):
+def _counts_logp(value, log_p, total, log_coefficient):
     """Multinomial log-probability of the count vector ``value`` (last axis) at log p; a
-    category of probability 0 (no ties) adds nothing where its count is 0."""
+    category of probability 0 (no ties) adds nothing where its count is 0.
+    ``log_coefficient`` is log N! - sum_k log n_k! of the observed counts, computed once
+    from the data (a quarter of a gradient's time when it was recomputed at every call)."""
     terms = pt.switch(pt.gt(value, 0), value * log_p, 0.0)
-    return pt.gammaln(total + 1) - pt.gammaln(value + 1).sum(axis=-1) + terms.sum(axis=-1)
+    return log_coefficient + terms.sum(axis=-1)
 
 
-def _counts_random(log_p, total, rng=None, size=None):
+def _counts_random(log_p, total, log_coefficient, rng=None, size=None):
     """Replicated counts: a multinomial draw of ``total`` judgements per pair at p."""
     p = np.exp(log_p - log_p.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
     if size is not None:
         p = np.broadcast_to(p, (*size, p.shape[-1]))
     return rng.multinomial(np.broadcast_to(total, p.shape[:-1]), p)
+
+
+def log_multinomial_coefficient(counts: np.ndarray) -> np.ndarray:
+    """log N! - sum_k log n_k! of every row of ``counts``."""
+    return special.gammaln(counts.sum(axis=-1) + 1) - special.gammaln(counts + 1).sum(axis=-1)
 
 
 def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str) -> None:
@@ -135,7 +143,8 @@ def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str)
         log_p = rao_kupper_logp(sharp * u[a], sharp * u[b], epsilon) if epsilon is not None else bradley_terry_logp(sharp * (u[a] - u[b]))
     else:
         log_p = probit_logp(sharp * (u[a] - u[b]), epsilon) if epsilon is not None else thurstone_logp(sharp * (u[a] - u[b]))
+    coefficient = pm.Data("pair_log_coefficient", log_multinomial_coefficient(counts), dims="pair")
     pm.CustomDist(
-        "outcome", log_p, total, logp=_counts_logp, random=_counts_random, signature="(k),()->(k)",
+        "outcome", log_p, total, coefficient, logp=_counts_logp, random=_counts_random, signature="(k),(),()->(k)",
         observed=counts, dims=("pair", "outcome_kind"),
     )

@@ -53,9 +53,10 @@ from scipy.sparse.csgraph import connected_components
 from bayes_raters.data import id_column, numeric_scores, quote_rows, require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.fit_spec import FitSpec
-from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, uses_differences
+from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, panel_consistency, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
 from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, OUTCOME_KINDS, outcome_likelihood, pool_comparisons, resolve_ties
+from bayes_raters.pairwise.separation import likelihood_bounds_every_item
 
 LINKS = ("rao-kupper", "probit")
 
@@ -346,7 +347,8 @@ def build_pairwise_model(
     (:mod:`bayes_raters.pairwise.likelihood`). ``parametrisation``: ``"values"`` samples
     logit s and log lambda, ``"differences"`` the abilities' differences
     (:mod:`bayes_raters.pairwise.abilities`; comparisons alone), ``"auto"`` the latter for
-    comparisons alone."""
+    comparisons alone whose win graph bounds every item (:mod:`bayes_raters.pairwise.separation`),
+    with or without annotator consistencies."""
     if link not in LINKS:
         raise InvalidInputError(f"link must be one of {LINKS}, got {link!r}.")
     if not 0 < slider_resolution < 0.5:
@@ -363,7 +365,7 @@ def build_pairwise_model(
     comparisons_only = not (len(data.scalars) or len(data.strengths)) and data.systems is None
     if parametrisation == "differences" and not comparisons_only:
         raise InvalidInputError('parametrisation="differences" is for comparisons alone (no scalars, strengths or systems).')
-    differences = uses_differences(parametrisation, comparisons_only and not annotator_effects)
+    differences = uses_differences(parametrisation, comparisons_only and likelihood_bounds_every_item(data.comparisons, data.items))
     ties = resolve_ties(data.comparisons, ties)
     pooled = pool_comparisons(data.comparisons, data.items, data.annotators) if len(data.comparisons) else None
     coords.update(
@@ -372,14 +374,16 @@ def build_pairwise_model(
     )
     items, annotators = data.items, data.annotators
     with pm.Model(coords=coords) as model:
-        consistency, bias, delta = pt.ones(len(annotators)), pt.zeros(len(annotators)), None
-        if annotator_effects:
+        consistency, bias, delta, log_panel = pt.ones(len(annotators)), pt.zeros(len(annotators)), None, None
+        if annotator_effects and differences:
+            _, consistency, log_panel = panel_consistency(len(annotators))
+        elif annotator_effects:
             sigma_c = pm.HalfNormal("sigma_consistency", 0.3)
             consistency = pm.Deterministic("consistency", pt.exp(sigma_c * pm.Normal("consistency_z", 0, 1, dims="annotator")), dims="annotator")
             if len(data.scalars):
                 bias, delta = _panel_bias(len(annotators))
         if differences:
-            s, _, u = abilities_from_differences(prior, len(items))
+            s, _, u = abilities_from_differences(prior, len(items), log_panel)
         else:
             s = _latent_values(data, prior, delta, coords)
             u = pm.LogNormal("lambda", *LAMBDA_PRIOR) * s if len(data.comparisons) else None

@@ -16,6 +16,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.model import PairwiseData, PairwiseSpec, build_pairwise_model
 from bayes_raters.pairwise.plan import SELECTION_DRAWS, ability_draws, bald_scores
+from bayes_raters.pairwise.separation import separation_table
 from bayes_raters.results import FitResult, interval_table
 from bayes_raters.sampling import ConvergenceReport, quiet_pymc
 
@@ -86,8 +87,11 @@ class PairwiseResult(FitResult):
     def item_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """Items ranked by posterior mean of s: ``s_mean``, ``s_sd``, ``s_mode``, ``s_lower``,
         ``s_upper`` (equal-tailed ``ci_prob`` interval), ``rank_mean`` (1 = highest),
-        ``r_hat``, ``ess_bulk`` and the number of judgements of each kind; for a design in
-        unlinked groups also ``group`` (ranks across groups rest on the prior or on scalars)."""
+        ``r_hat``, ``ess_bulk`` and the number of judgements of each kind; with comparisons the
+        flags ``never_wins`` and ``never_loses`` (the comparisons leave the item's
+        value unbounded on one side, so the prior places it there:
+        :mod:`bayes_raters.pairwise.separation`); for a design in unlinked groups also ``group``
+        (ranks across groups rest on the prior or on scalars)."""
         s = self.posterior[["s"]]
         table = interval_table(s["s"], ci_prob, ("item",)).add_prefix("s_")
         table.insert(2, "s_mode", az.mode(s)["s"].to_series())
@@ -101,9 +105,38 @@ class PairwiseResult(FitResult):
         ):
             counts = pd.concat([frame[c] for c in columns]).value_counts() if len(frame) else pd.Series(dtype=int)
             table[name] = counts.reindex(table.index).fillna(0).astype(int)
+        if len(self.data.comparisons):
+            table = table.join(separation_table(self.data.comparisons, self.data.items))
         if self.data.groups is not None:
             table["group"] = self.data.groups.reindex(table.index)
         return table.rename_axis("item").sort_values("s_mean", ascending=False)
+
+    def annotator_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per annotator: ``consistency_mean``, ``_sd``, ``_lower``, ``_upper``
+        (equal-tailed ``ci_prob`` interval of :math:`c_k`), its ``r_hat`` and ``ess_bulk``,
+        ``bias_*`` where slider biases are estimated, and the annotator's ``n_comparisons``,
+        ``n_scalars`` and ``n_strengths``; sorted by consistency, lowest first (the annotators to
+        look at). The fit's convergence report leaves these per-annotator latents out
+        (:func:`~bayes_raters.pairwise.fit.checked_variables`): their diagnostics are here."""
+        if "consistency" not in self.posterior:
+            raise InvalidInputError(
+                "this fit has no annotator effects (one annotator, or annotator_effects=False): "
+                "refit with an annotator column naming several annotators and annotator_effects=None."
+            )
+        parts = []
+        for name in ("consistency", "bias"):
+            if name in self.posterior:
+                values = self.posterior[[name]]
+                part = interval_table(values[name], ci_prob, ("annotator",)).add_prefix(f"{name}_")
+                if name == "consistency":
+                    part["r_hat"] = az.rhat(values)[name].to_series()
+                    part["ess_bulk"] = az.ess(values, method="bulk")[name].to_series()
+                parts.append(part)
+        table = pd.concat(parts, axis=1)
+        for kind in JUDGEMENT_TABLES:
+            counts = getattr(self.data, kind)["annotator"].value_counts() if len(getattr(self.data, kind)) else pd.Series(dtype=int)
+            table[f"n_{kind}"] = counts.reindex(table.index.astype(str)).fillna(0).astype(int).to_numpy()
+        return table.rename_axis("annotator").sort_values("consistency_mean")
 
     def prob_above(self, item_i, item_j) -> float:
         """Posterior P(s_i > s_j)."""

@@ -346,14 +346,16 @@ def test_difference_parametrisation_has_the_density_of_the_values_parametrisatio
     coordinates, 1/2 log n. So the two are one model."""
     comparisons = pd.DataFrame(
         {"item_a": ["w", "x", "y", "w", "x", "z"], "item_b": ["x", "y", "z", "z", "z", "y"],
-         "outcome": ["win", "tie", "loss", "win", "win", "tie"]}
-    )
+         "outcome": ["win", "tie", "loss", "loss", "win", "tie"]}
+    )  # a strongly connected win graph (w > x > z > w, y ties x and z): every item bounded
     data = prepare_data(comparisons)
     new = build_pairwise_model(data, link=link)
     old = build_pairwise_model(data, link=link, parametrisation="values")
     assert "ability_difference" in new.named_vars and "ability_difference" not in old.named_vars
     annotated = prepare_data(comparisons.assign(annotator=["a", "b"] * 3))
-    assert "ability_difference" not in build_pairwise_model(annotated).named_vars  # consistencies: values coordinates
+    assert "log_panel_consistency" in build_pairwise_model(annotated).named_vars  # consistencies: differences too
+    never_loses = prepare_data(comparisons.assign(outcome=["win", "tie", "loss", "win", "win", "tie"]))  # w never loses
+    assert "ability_difference" not in build_pairwise_model(never_loses).named_vars
     new_logp, old_logp = new.compile_logp(), old.compile_logp()
     values = new.compile_fn(new.replace_rvs_by_values([new["s"], new["lambda"]]), inputs=new.value_vars, on_unused_input="ignore")
     names = ["ability_difference_zerosum__", "log_gap_low", "log_gap_high"]
@@ -377,3 +379,50 @@ def test_difference_parametrisation_has_the_density_of_the_values_parametrisatio
         old_point = {"s_logodds__": np.log(s / (1 - s)), "lambda_log__": np.log(lam), "epsilon_log__": point["epsilon_log__"]}
         gaps.append(new_logp(point) - old_logp(old_point) - np.linalg.slogdet(jacobian)[1])
     np.testing.assert_allclose(gaps, -0.5 * np.log(4), rtol=0, atol=1e-6)
+
+
+def test_panel_consistency_differences_have_the_density_of_the_values_parametrisation():
+    """With annotator consistencies, comparisons alone are sampled in ability differences with
+    the panel's scale folded into them (pairwise.abilities.panel_consistency). At random points
+    its log density minus the values parametrisation's (logit s, log lambda, z) density at the
+    same s, lambda, c, less log |det| of the map between the coordinates (central finite
+    differences), is one constant (the zero-sum transforms' volume factors): the same model. A
+    missing or wrong Jacobian term (the -G of lambda = Lambda e^-G) makes the gaps differ."""
+    comparisons = pd.DataFrame(
+        {"item_a": ["w", "x", "y", "w", "x", "z", "w", "y"], "item_b": ["x", "y", "z", "z", "z", "y", "y", "x"],
+         "outcome": ["win", "tie", "loss", "loss", "win", "tie", "win", "loss"], "annotator": list("abcabcab")}
+    )
+    data = prepare_data(comparisons)
+    new = build_pairwise_model(data)
+    old = build_pairwise_model(data, parametrisation="values")
+    assert "consistency_deviation_z" in new.named_vars and "consistency_z" in old.named_vars
+    new_logp, old_logp = new.compile_logp(), old.compile_logp()
+    targets = [new["s"], new["lambda"], new["consistency"]]
+    values = new.compile_fn(new.replace_rvs_by_values(targets), inputs=new.value_vars, on_unused_input="ignore")
+    free = ["ability_difference_zerosum__", "log_gap_low", "log_gap_high", "panel_consistency_z", "consistency_deviation_z_zerosum__"]
+    sizes = [3, 1, 1, 1, 2]
+    rng = np.random.default_rng(11)
+    gaps = []
+
+    def unpack(flat, point):
+        parts = np.split(flat, np.cumsum(sizes)[:-1])
+        return {**point, **{name: (part if size > 1 else part[0]) for name, part, size in zip(free, parts, sizes, strict=True)}}
+
+    def old_coordinates(flat, point):
+        point = unpack(flat, point)
+        s, lam, c = values(point)
+        sigma = np.exp(point["sigma_consistency_log__"])
+        return np.r_[np.log(s / (1 - s)), np.log(lam), np.log(c) / sigma]
+
+    for _ in range(4):
+        point = {**new.initial_point(), "sigma_consistency_log__": rng.normal(-1, 0.3), "epsilon_log__": rng.normal(-1, 0.3)}
+        flat = np.r_[rng.normal(0, 0.5, 3), rng.normal(-1, 0.5), rng.normal(1, 0.5), rng.normal(0, 1), rng.normal(0, 1, 2)]
+        step = 1e-6
+        jacobian = np.column_stack([
+            (old_coordinates(flat + step * e, point) - old_coordinates(flat - step * e, point)) / (2 * step) for e in np.eye(len(flat))
+        ])
+        coordinates = old_coordinates(flat, point)
+        old_point = {"s_logodds__": coordinates[:4], "lambda_log__": coordinates[4], "consistency_z": coordinates[5:],
+                     "sigma_consistency_log__": point["sigma_consistency_log__"], "epsilon_log__": point["epsilon_log__"]}
+        gaps.append(new_logp(unpack(flat, point)) - old_logp(old_point) - np.linalg.slogdet(jacobian)[1])
+    assert np.ptp(gaps) < 1e-5, gaps

@@ -15,14 +15,14 @@ import xarray as xr
 
 from bayes_raters.errors import ConvergenceWarning, InvalidInputError
 from bayes_raters.fit_signature import sampler_block
-from bayes_raters.inference import laplace_figures, laplace_report
+from bayes_raters.inference import laplace_figures, laplace_report, sample_model
 from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.pairwise.arena.laplace import approximate, importance_draws
-from bayes_raters.pairwise.arena.model import RATING_PRIOR_SD, ArenaData, ArenaSpec, prepare_votes
+from bayes_raters.pairwise.arena.model import RATING_PRIOR_SD, ArenaData, ArenaSpec, build_arena_model, prepare_votes
 from bayes_raters.pairwise.arena.posterior import Layout, layout_of
 from bayes_raters.pairwise.arena.result import ArenaResult, arena_data_tree
 from bayes_raters.results import seeded_rng
-from bayes_raters.sampling import resolve_progressbar
+from bayes_raters.sampling import derived_rng, resolve_progressbar
 
 
 @sampler_block()
@@ -52,7 +52,11 @@ def fit_arena(
     Newton's method to the mode with the exact Hessian, Gaussian proposals weighed by the exact
     log posterior, Pareto-smoothed and resampled into ``chains`` x ``draws``. The check is part of
     the answer: ``result.convergence`` has R-hat and ESS of the resampled draws, the effective size
-    of the weights and Pareto :math:`\hat k`; a :class:`ConvergenceWarning` says when any fails.
+    of the weights and Pareto :math:`\hat k`. When :math:`\hat k` fails (a posterior far from Gaussian:
+    sparse votes, models that never win or never lose), NUTS samples the same model
+    (:func:`~bayes_raters.pairwise.arena.model.build_arena_model`; ``result.inference.path`` is
+    ``"nuts_after_laplace"`` and ``reason`` says why); a :class:`ConvergenceWarning` says when the
+    draws kept fail their check.
     Votes without style pool to (category, pair, outcome) counts, so the time hardly grows with the
     votes (``models/leaderboards.md`` has the measured times). Same ``random_seed``, same draws.
 
@@ -114,14 +118,50 @@ def fit_arena(
                                              proposals_per_draw=2, previous=batches, progress=progress)
         tree = arena_tree(raveled, data, layout)
         report = laplace_report(tree, check, var_names=names)
-    InferenceRecord(path="laplace", sampler="bayes_raters.pairwise.arena.laplace", laplace_retries=retries,
-                    newton_steps=int(approx.newton_steps), **laplace_figures(check)).write(tree)
+    record = InferenceRecord(path="laplace", sampler="bayes_raters.pairwise.arena.laplace", laplace_retries=retries,
+                             newton_steps=int(approx.newton_steps), **laplace_figures(check))
+    if not check.pareto_k <= check.k_threshold:  # a posterior far from Gaussian (sparse votes): NUTS on the same model
+        if progress:
+            progress(f"Laplace draws rejected ({'; '.join(report.problems)}); NUTS")
+        tree, report, record = _nuts_instead(data, layout, rating_prior_sd, draws, chains, random_seed, progressbar, record, report)
+    record.write(tree)
     tree["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     result = ArenaResult(idata=tree, spec=ArenaSpec(rating_prior_sd=float(rating_prior_sd)), report=report, data=data, approximation=approx)
     if progress:
         progress("done")
-    _warn(report)
+    if record.path == "laplace":
+        _warn(report)  # sample_model warns for NUTS itself
     return result
+
+
+def _nuts_instead(data: ArenaData, layout: Layout, rating_prior_sd, draws, chains, random_seed, progressbar, record, rejected):
+    """NUTS on :func:`~bayes_raters.pairwise.arena.model.build_arena_model` (the same log density)
+    after the Laplace draws failed their check, put in the layout of :func:`arena_tree`. Where
+    that happens the votes are few (items that never win or never lose, a style column that
+    separates outcomes), so the pooled model is small and NUTS is quick; seeded from stream
+    ``"arena_nuts"`` of the fit's seed."""
+    model = build_arena_model(data, rating_prior_sd)
+    sampled, report = sample_model(model, draws=draws, tune=1000, chains=chains, cores=1, random_seed=derived_rng(random_seed, "arena_nuts"),
+                                   target_accept=0.9, what="fit_arena (NUTS after rejected Laplace draws)", progressbar=progressbar,
+                                   extra_chains=chains)
+    posterior = sampled["posterior"].to_dataset()
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    raveled = np.zeros((n_chains, n_draws, layout.size))
+    raveled[..., : layout.n_models] = posterior["theta"].transpose("chain", "draw", "model").to_numpy()
+    if layout.n_categories:
+        raveled[..., layout.u] = posterior["u"].transpose("chain", "draw", "category", "model").to_numpy().reshape(n_chains, n_draws, -1)
+        raveled[..., layout.rho] = np.log(posterior["tau"].to_numpy())
+    if layout.n_style:
+        raveled[..., layout.beta] = posterior["beta"].transpose("chain", "draw", "style").to_numpy()
+    if layout.ties:
+        raveled[..., layout.kappa] = np.log(posterior["epsilon"].to_numpy())
+    tree = arena_tree(raveled, data, layout)
+    tree["sample_stats"] = sampled["sample_stats"]
+    nuts_record = InferenceRecord.of(sampled)
+    record = nuts_record.updated(path="nuts_after_laplace", reason=f"the Laplace draws gave {'; '.join(rejected.problems)}",
+                                 pareto_k=record.pareto_k, pareto_k_threshold=record.pareto_k_threshold,
+                                 importance_ess=record.importance_ess, newton_steps=record.newton_steps)
+    return tree, report, record
 
 
 def _free_names(layout: Layout) -> list[str]:

@@ -14,6 +14,7 @@ from scipy import linalg, special
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.pairwise.arena.model import OUTCOMES, ArenaData, ArenaSpec
 from bayes_raters.pairwise.arena.posterior import layout_of, vote_derivatives
+from bayes_raters.pairwise.separation import separation_flags
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
 
@@ -122,11 +123,15 @@ class ArenaResult(FitResult):
         """One row per model, best first: ``rating_*`` (mean, sd, equal-tailed ``ci_prob`` interval)
         in Elo points (400 / ln 10 per unit of log odds, the models' mean at 1000; style-controlled
         when the fit had style columns), ``rank_mean``, ``rank_lower``, ``rank_upper``, ``p_rank_1``
-        (sums to 1 over models), ``n_votes`` and ``win_share`` (wins plus half the ties, raw)."""
+        (sums to 1 over models), ``n_votes``, ``win_share`` (wins plus half the ties, raw) and the
+        flags ``never_wins`` and ``never_loses`` (the votes leave the rating unbounded on
+        one side, so the prior places it there: :mod:`bayes_raters.pairwise.separation`)."""
         check_ci_prob(ci_prob)
         rating = ELO_CENTRE + ELO_PER_LOGIT * self.posterior["rating"]
         table = interval_table(rating, ci_prob, ("model",)).add_prefix("rating_")
         table = table.join(rank_table(self._draws("rating", "model"), self.data.models, ci_prob)).join(self._votes_by_model())
+        data = self.data
+        table = table.join(separation_flags(data.key_a[data.key], data.key_b[data.key], data.outcome, data.models))
         return table.rename_axis("model").sort_values("rating_mean", ascending=False)
 
     def category_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
