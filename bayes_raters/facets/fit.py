@@ -158,7 +158,7 @@ def fit_facets(
                 fitted, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
                 target_accept=accept, progressbar=progressbar, what="many-facet rater model", var_names=names,
                 inference=inference, check_var_names=checked, warm_start="always" if warm_start and form else "never",
-                warm_k_max=WARM_K_MAX_FACETS,
+                warm_k_max=WARM_K_MAX_FACETS, extra_chains=chains,
             )
 
         def error_of(idata, fitted, n_nodes):

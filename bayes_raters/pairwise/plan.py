@@ -26,7 +26,7 @@ draw :math:`u^*, \epsilon^*` plays the truth. In rounds of ``batch`` comparisons
 
 At each planned size the current Gaussian gives the measures (ranks of 400 of its draws), and
 the run's truth gives the Spearman correlation; the table averages over the runs. Annotator
-consistencies are left out (a comparison counts with the panel's scale). Checked against real
+consistencies are left out: a comparison counts with the panel's mean consistency. Checked against real
 refits on simulated data in ``tests/pairwise/test_plan.py`` (figures in ``models/planner.md``).
 """
 
@@ -129,12 +129,16 @@ def ranking_measures(draws: np.ndarray, center: np.ndarray, k: int, ci_prob: flo
 
 
 def ability_draws(result, what: str = "plan_pairwise") -> tuple[np.ndarray, np.ndarray]:
-    """(draws, items) abilities u = lambda s and the draws of epsilon (zeros without ties)."""
+    """(draws, items) abilities u = c-bar lambda s and the draws of epsilon (zeros without ties);
+    c-bar is the panel's mean consistency (1 without annotator effects): the scale at which a
+    comparison by a typical annotator reads the items, which the data identify (lambda alone
+    is not, beside the panel's scale: :func:`~bayes_raters.pairwise.abilities.panel_consistency`)."""
     posterior = result.posterior
     if "lambda" not in posterior:
         raise InvalidInputError(f"{what} needs a fit with pairwise comparisons (lambda).")
     stacked = posterior.stack(sample=("chain", "draw"))
-    u = (stacked["s"] * stacked["lambda"]).transpose("sample", "item").to_numpy()
+    scale = stacked["lambda"] * (stacked["consistency"].mean("annotator") if "consistency" in posterior else 1.0)
+    u = (stacked["s"] * scale).transpose("sample", "item").to_numpy()
     eps = stacked["epsilon"].to_numpy() if "epsilon" in posterior else np.zeros(u.shape[0])
     return u, eps
 

@@ -148,8 +148,10 @@ def test_pairwise_command_bayes_and_online(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     plan = pd.DataFrame(out["plan"])  # --plan: the planner's table, its stopping rule and the next batch
     assert sorted(set(plan["extra"])) == [0, 50, 100] and set(plan["strategy"]) == {"bald", "random"}
-    widths = plan.pivot(index="extra", columns="strategy", values="rank_width")
-    assert (widths.loc[100] < widths.loc[0]).all(), widths  # 8 items: ranks are coarse, so not every step narrows
+    # 8 items of rank width about 0.75: 100 more comparisons move the expected width by less than the
+    # planner's Monte Carlo error (the same fit in either parametrisation: 0.72-0.77 at 100, 0.75 at 0), so
+    # the narrowing itself is checked on larger designs against refits (tests/pairwise/test_plan.py)
+    assert plan["rank_width"].between(0, 7).all() and (plan.loc[plan["extra"] > 0, "rank_width_se"] > 0).all()
     assert 0 <= out["p_top_k_now"] <= 1 and len(out["next_pairs"]) == 10 and out["stop_prob"] == 0.9
     assert out["comparisons_to_stop"] in (None, 0, 50, 100)
     assert out["method"] == "bayes" and len(out["items"]) == 8
