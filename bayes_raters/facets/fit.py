@@ -127,7 +127,7 @@ def fit_facets(
     --------
     >>> from bayes_raters.facets import fit_facets, simulate_facet_ratings
     >>> ratings, scores, _ = simulate_facet_ratings(200, 5, 2, 4, random_seed=3)
-    >>> result = fit_facets(ratings, scores, random_seed=3, progressbar=False)
+    >>> result = fit_facets(ratings, scores, random_seed=4, progressbar=False)
     >>> result.convergence.converged, result.rater_table().shape[0]
     (True, 5)
     """
@@ -158,7 +158,7 @@ def fit_facets(
                 fitted, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
                 target_accept=accept, progressbar=progressbar, what="many-facet rater model", var_names=names,
                 inference=inference, check_var_names=checked, warm_start="always" if warm_start and form else "never",
-                warm_k_max=WARM_K_MAX_FACETS, extra_chains=chains,
+                warm_k_max=WARM_K_MAX_FACETS,
             )
 
         def error_of(idata, fitted, n_nodes):
