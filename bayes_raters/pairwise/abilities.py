@@ -94,13 +94,20 @@ def panel_consistency(n_annotators: int):
     (:math:`\bar z`) nor with the spread :math:`\sigma_c` (through :math:`m \approx e^{\sigma_c^2/2}`).
     Returns ``(consistency, ratio, G)``: the full :math:`c_k` (a ``Deterministic``), :math:`r_k` and
     :math:`G`."""
-    sigma_c = pm.HalfNormal("sigma_consistency", 0.3)
-    panel_z = pm.Normal("panel_consistency_z", 0.0, 1.0)
-    gamma = pm.Deterministic("log_panel_consistency", sigma_c * panel_z / np.sqrt(n_annotators))
-    if n_annotators > 1:
-        spread = sigma_c * pm.ZeroSumNormal("consistency_deviation_z", 1.0, dims="annotator")
-    else:
-        spread = pt.zeros(1)
+    gamma, spread = panel_split(n_annotators, "sigma_consistency", "panel_consistency_z", "log_panel_consistency", "consistency_deviation_z")
     log_mean = pt.logsumexp(spread) - np.log(n_annotators)
     consistency = pm.Deterministic("consistency", pt.exp(gamma + spread), dims="annotator")
     return consistency, pt.exp(spread - log_mean), gamma + log_mean
+
+
+def panel_split(n_annotators: int, scale: str, panel_z: str, panel: str, deviation_z: str):
+    r"""Per-annotator effects :math:`\sigma z_k`, :math:`z_k \sim N(0, 1)` iid, :math:`\sigma \sim
+    \mathrm{HalfNormal}(0.3)` (named ``scale``), written as the panel's mean :math:`\sigma \bar z`
+    (``panel``, from ``panel_z`` :math:`= \sqrt K \bar z \sim N(0, 1)`) and zero-sum deviations
+    :math:`\sigma (z - \bar z) \sim \sigma\,\mathrm{ZeroSumNormal}(1)` (``deviation_z``): the same
+    distribution. Returns ``(panel mean, deviations)``; one annotator has no deviation."""
+    sigma = pm.HalfNormal(scale, 0.3)
+    mean = pm.Deterministic(panel, sigma * pm.Normal(panel_z, 0.0, 1.0) / np.sqrt(n_annotators))
+    if n_annotators > 1:
+        return mean, sigma * pm.ZeroSumNormal(deviation_z, 1.0, dims="annotator")
+    return mean, pt.zeros(1)

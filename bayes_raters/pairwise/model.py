@@ -53,7 +53,7 @@ from scipy.sparse.csgraph import connected_components
 from bayes_raters.data import id_column, numeric_scores, quote_rows, require_frame
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.fit_spec import FitSpec
-from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, panel_consistency, uses_differences
+from bayes_raters.pairwise.abilities import LAMBDA_PRIOR, PARAMETRISATIONS, abilities_from_differences, panel_consistency, panel_split, uses_differences
 from bayes_raters.pairwise.hits import expand_counts, outcome_labels, pair_ids, reject_count_column, unit_values
 from bayes_raters.pairwise.likelihood import OUTCOME_INDEX, OUTCOME_KINDS, outcome_likelihood, pool_comparisons, resolve_ties
 from bayes_raters.pairwise.separation import likelihood_bounds_every_item
@@ -285,13 +285,7 @@ def _panel_bias(n_annotators: int):
     the panel's mean offset :math:`\delta = \sigma_u \bar z`, :math:`\bar z \sim N(0, 1/K)`,
     plus zero-sum deviations :math:`\sigma_u (z - \bar z) \sim \sigma_u\,
     \mathrm{ZeroSumNormal}(1)` (the same distribution). Returns ``(bias, delta)``."""
-    sigma_u = pm.HalfNormal("sigma_bias", 0.3)
-    panel_z = pm.Normal("panel_bias_z", 0.0, 1.0)
-    delta = pm.Deterministic("panel_bias", sigma_u * panel_z / np.sqrt(n_annotators))
-    if n_annotators > 1:
-        deviation = sigma_u * pm.ZeroSumNormal("bias_z", 1.0, dims="annotator")
-    else:
-        deviation = pt.zeros(1)
+    delta, deviation = panel_split(n_annotators, "sigma_bias", "panel_bias_z", "panel_bias", "bias_z")
     bias = pm.Deterministic("bias", delta + deviation, dims="annotator")
     return bias, delta
 
