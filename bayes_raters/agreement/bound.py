@@ -48,8 +48,9 @@ def bound_message(table: pd.DataFrame) -> str | None:
     flagged = table.index[table["below_bound"]]
     if not len(flagged):
         return None
+    upper = upper_limit(table)
     shown = ", ".join(
-        f"{name} {table.at[name, 'estimate']:.3f} (upper limit {upper_limit(table)[name]:.3f}; posterior "
+        f"{name} {table.at[name, 'estimate']:.3f} (upper limit {upper[name]:.3f}; posterior "
         f"{table.at[name, 'posterior_mean']:.3f})" for name in flagged
     )
     negative = [name for name in table.index if name not in flagged and np.isfinite(table.at[name, "estimate"])

@@ -92,12 +92,12 @@ def panel_consistency(n_annotators: int):
     and :math:`G = \gamma + \log m`. :func:`abilities_from_differences` folds :math:`e^{G}` into the
     abilities' scale, so the data's scale of the differences no longer moves with the panel's mean
     (:math:`\bar z`) nor with the spread :math:`\sigma_c` (through :math:`m \approx e^{\sigma_c^2/2}`).
-    Returns ``(consistency, ratio, G)``: the full :math:`c_k` (a ``Deterministic``), :math:`r_k` and
-    :math:`G`."""
+    Adds the full :math:`c_k` as the ``Deterministic`` ``consistency``; returns ``(ratio, G)``,
+    :math:`r_k` and :math:`G`."""
     gamma, spread = panel_split(n_annotators, "sigma_consistency", "panel_consistency_z", "log_panel_consistency", "consistency_deviation_z")
     log_mean = pt.logsumexp(spread) - np.log(n_annotators)
-    consistency = pm.Deterministic("consistency", pt.exp(gamma + spread), dims="annotator")
-    return consistency, pt.exp(spread - log_mean), gamma + log_mean
+    pm.Deterministic("consistency", pt.exp(gamma + spread), dims="annotator")
+    return pt.exp(spread - log_mean), gamma + log_mean
 
 
 def panel_split(n_annotators: int, scale: str, panel_z: str, panel: str, deviation_z: str):

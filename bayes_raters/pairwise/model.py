@@ -370,7 +370,7 @@ def build_pairwise_model(
     with pm.Model(coords=coords) as model:
         consistency, bias, delta, log_panel = pt.ones(len(annotators)), pt.zeros(len(annotators)), None, None
         if annotator_effects and differences:
-            _, consistency, log_panel = panel_consistency(len(annotators))
+            consistency, log_panel = panel_consistency(len(annotators))
         elif annotator_effects:
             sigma_c = pm.HalfNormal("sigma_consistency", 0.3)
             consistency = pm.Deterministic("consistency", pt.exp(sigma_c * pm.Normal("consistency_z", 0, 1, dims="annotator")), dims="annotator")

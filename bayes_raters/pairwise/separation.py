@@ -47,11 +47,14 @@ def separation_flags(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, items: p
     return pd.DataFrame({"never_wins": wins == 0, "never_loses": losses == 0}, index=items)
 
 
+def _coded(comparisons: pd.DataFrame, items: pd.Index) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Item positions of ``item_a`` and ``item_b`` and the outcome codes of validated comparisons."""
+    return items.get_indexer(comparisons["item_a"]), items.get_indexer(comparisons["item_b"]), comparisons["outcome"].to_numpy(np.int64)
+
+
 def separation_table(comparisons: pd.DataFrame, items: pd.Index) -> pd.DataFrame:
     """:func:`separation_flags` of validated comparisons (``item_a``, ``item_b``, ``outcome``)."""
-    a = items.get_indexer(comparisons["item_a"])
-    b = items.get_indexer(comparisons["item_b"])
-    return separation_flags(a, b, comparisons["outcome"].to_numpy(np.int64), items)
+    return separation_flags(*_coded(comparisons, items), items)
 
 
 def likelihood_bounds_every_item(comparisons: pd.DataFrame, items: pd.Index) -> bool:
@@ -60,7 +63,5 @@ def likelihood_bounds_every_item(comparisons: pd.DataFrame, items: pd.Index) -> 
     beats every item outside it but is never beaten by one.)"""
     if not len(comparisons):
         return False
-    a = items.get_indexer(comparisons["item_a"])
-    b = items.get_indexer(comparisons["item_b"])
-    graph = win_graph(a, b, comparisons["outcome"].to_numpy(np.int64), len(items))
+    graph = win_graph(*_coded(comparisons, items), len(items))
     return connected_components(graph, directed=True, connection="strong")[0] == 1
