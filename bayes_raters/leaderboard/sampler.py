@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from bayes_raters.leaderboard.kernel import item_pass, system_pass
+from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
 #: mu_log_a ~ N(0, 0.5), sigma_log_a ~ N+(0.5); 1PL: log a ~ N(0, 0.5).
@@ -75,19 +75,37 @@ def _accept(rng, log_ratio: np.ndarray) -> np.ndarray:
     return np.log(rng.random(np.shape(log_ratio))) < log_ratio
 
 
-def update_theta(answers, state: State, rng) -> None:
-    """Step 1: every ability by one Newton proposal against its conditional (prior N(0, 1))."""
+def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None) -> None:
+    r"""Step 1: every ability by one Metropolis-Hastings move against its conditional (prior
+    N(0, 1)), the kernel drawn per system and sweep: the Newton proposal
+    :math:`N(x + G^{-1}g,\ G^{-1})` or, after warmup and with probability
+    :data:`INDEPENDENT_SHARE`, the system's own independence proposal (``independent``, a
+    :class:`IndependenceProposal` fitted to its warmup draws). The Newton proposal alone mixed
+    slowly for the top systems of a leaderboard with many systems and few items: a system with
+    240 of 249 answers right has a right-skewed conditional with little information in its upper
+    tail, where the reverse of a Newton move is improbable (bulk ESS 66-177 of 600 draws for the
+    eight best of 5,000 systems at 5,000 x 249; 430 or more for every system with the mixture).
+    The items' short Newton step (:data:`ITEM_STEPS`) is not used here: it lowered the
+    abilities' median bulk ESS from 1,079 to 775 of 1,400 draws at 4,278 x 102
+    (``models/leaderboards.md``)."""
     a, theta = np.exp(state.log_a), state.theta
-    ll, g, info = system_pass(answers, theta, a, state.b)
+    n_systems = len(theta)
+    ll, g, info = abilities_pass(answers, answers_t, theta, a, state.b)
     prec = info + 1.0
     mean = theta + (g - theta) / prec
-    proposal = mean + rng.standard_normal(len(theta)) / np.sqrt(prec)
-    ll_p, g_p, info_p = system_pass(answers, proposal, a, state.b)
+    proposal = mean + rng.standard_normal(n_systems) / np.sqrt(prec)
+    use_ind = np.zeros(n_systems, bool) if independent is None else rng.random(n_systems) < INDEPENDENT_SHARE
+    if use_ind.any():
+        proposal = np.where(use_ind, independent.draw(rng)[:, 0], proposal)
+    ll_p, g_p, info_p = abilities_pass(answers, answers_t, proposal, a, state.b)
     prec_p = info_p + 1.0
     mean_p = proposal + (g_p - proposal) / prec_p
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
-    log_ratio += 0.5 * (np.log(prec_p) - prec_p * (theta - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
-    take = _accept(rng, log_ratio)
+    log_q_back = 0.5 * (np.log(prec_p) - prec_p * (theta - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
+    if use_ind.any():
+        log_q_back = np.where(use_ind, independent.log_density(theta[:, None]) - independent.log_density(proposal[:, None]),
+                              log_q_back)
+    take = _accept(rng, log_ratio + log_q_back)
     state.theta = np.where(take, proposal, theta)
     state.accepted["theta"] = float(take.mean())
 
@@ -232,8 +250,18 @@ class IndependenceProposal:
 
 #: Item updates per sweep (the abilities mix in one; the items are the slow block).
 ITEM_UPDATES = 2
-#: Whether the 2PL sweep ends with :func:`interweave_log_a_sigma`.
-INTERWEAVE = True
+
+
+def interweaves(n_systems: int, n_items: int) -> bool:
+    r"""Whether the 2PL sweep ends with :func:`interweave_log_a_sigma`: where items outnumber
+    systems. Each slope then rests on few answers and the centred draw of
+    :math:`\sigma_{\log a}` mixes slowly (bulk ESS 140 without the step, 275 with it, per 1,000
+    draws at 100 x 2,000); with thousands of systems every slope is pinned by its answers and the
+    centred draw alone mixes (bulk ESS 1,758 without the step, 1,661 with it, of 2,000 draws at
+    4,278 x 102), so the step's pass over the answers is saved (``models/leaderboards.md``)."""
+    return n_items > n_systems
+
+
 #: Step fractions of the Newton item proposals, one drawn per item and sweep with equal chance.
 ITEM_STEPS = (1.0, 0.3)
 #: Share of the items that take the independence proposal in a sweep after warmup.
@@ -398,7 +426,7 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts) -> None:
         state.log_a_sigma, state.log_a, state.item_loglik = float(np.exp(proposal)), new_log_a, ll_p
 
 
-def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None) -> None:
+def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None) -> None:
     """One sweep of steps 1-4 (module docstring). A proposal far in a tail can overflow
     ``exp`` (a slope of e^800); its target is then not finite and the move is rejected, which is
     the right outcome, so numpy's overflow and invalid-value warnings are silenced here."""
@@ -406,8 +434,10 @@ def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: Inde
         _sweep(answers, answers_t, state, rng, two_pl, independent)
 
 
-def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None) -> None:
-    update_theta(answers, state, rng)
+def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None) -> None:
+    """``independent``: the (abilities, items) independence proposals, or None during warmup."""
+    independent_theta, independent = (None, None) if independent is None else independent
+    update_theta(answers, answers_t, state, rng, independent_theta)
     parts = None
     for _ in range(ITEM_UPDATES):  # nothing changes between them but the items: each starts from the last one's pass
         parts = update_items(answers_t, state, rng, two_pl, independent, parts)
@@ -416,7 +446,7 @@ def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: Ind
     shift_move(state, rng)
     scale_move(state, rng, two_pl)
     update_hyperparameters(state, rng, two_pl)
-    if two_pl and INTERWEAVE:
+    if two_pl and interweaves(*answers.shape):
         interweave_log_a_sigma(answers_t, state, rng, parts)
 
 
@@ -444,19 +474,20 @@ class Chain:
     def __init__(self, answers: np.ndarray, answers_t: np.ndarray, two_pl: bool, rng: np.random.Generator):
         self.answers, self.answers_t, self.two_pl, self.rng = answers, answers_t, two_pl, rng
         self.state = start_state(answers, rng)
-        self.independent: IndependenceProposal | None = None
+        self.independent: tuple | None = None
 
     def warm_up(self, tune: int, progress=None) -> None:
         """``tune`` sweeps that are not kept; ``progress(done)`` after each."""
-        warm = []
+        warm, warm_theta = [], []
         for it in range(tune):
             sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl)
             if it >= tune // 2:
                 warm.append(item_coordinates(self.state, self.two_pl))
+                warm_theta.append(self.state.theta[:, None].copy())
             if progress is not None:
                 progress(it + 1)
         if len(warm) > 2:
-            self.independent = IndependenceProposal(np.array(warm))
+            self.independent = (IndependenceProposal(np.array(warm_theta)), IndependenceProposal(np.array(warm)))
 
     def sample(self, draws: int, progress=None) -> dict:
         """``draws`` recorded sweeps: arrays with a leading draw axis, ``theta``, ``a``, ``b``,

@@ -16,12 +16,15 @@ HARD_ITEMS, OTHER_ITEMS = (0.3, 1.5, 0.5), (0.7, -0.5, 0.8)
 
 
 def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05, flat_share: float = 0.03,
-                         random_seed=None) -> tuple[pd.DataFrame, dict]:
-    """Long 2PL answers ``respondent, item, correct`` of ``n_systems`` systems to ``n_items`` items
+                         guessing: float = 0.0, random_seed=None) -> tuple[pd.DataFrame, dict]:
+    r"""Long 2PL answers ``respondent, item, correct`` of ``n_systems`` systems to ``n_items`` items
     and the true parameters. Abilities are skewed (standardised Gamma(2): a few systems far ahead),
     difficulties a two-cluster mixture (70% N(-0.5, 0.8), 30% N(1.5, 0.5)), discriminations
     LogNormal(0, 0.4) with a share ``flat_share`` of items at a = 0.05 (items that rank systems
-    not at all), and a share ``missing`` of answers missing at random.
+    not at all), and a share ``missing`` of answers missing at random. With ``guessing`` = c > 0
+    every item is multiple choice and a system that does not know the answer guesses it:
+    :math:`P = c + (1 - c)\operatorname{logit}^{-1}(a(\theta - b))` (the 3PL the 2PL fits do
+    not assume; 0.25 for four options, as MMLU's items have), so the weakest systems sit at chance.
 
     Parameters
     ----------
@@ -31,6 +34,8 @@ def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05,
         Share of (system, item) answers left out at random.
     flat_share : float
         Share of items that barely discriminate.
+    guessing : float
+        Chance of a right answer by guessing, in [0, 1) (0: open answers, as GSM8K's).
     random_seed : int, numpy.random.Generator or None
         Same seed, same leaderboard.
 
@@ -46,18 +51,22 @@ def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05,
     >>> answers, truth = simulate_leaderboard(3, 4, missing=0.0, random_seed=0)
     >>> len(answers), sorted(truth)
     (12, ['a', 'b', 'theta'])
+    >>> mc, _ = simulate_leaderboard(400, 50, guessing=0.25, random_seed=0)
+    >>> bool(mc.groupby("respondent")["correct"].mean().min() > 0.15)  # the weakest guess a quarter right
+    True
     """
     if n_systems < 2 or n_items < 2:
         raise InvalidInputError(f"a leaderboard needs n_systems >= 2 and n_items >= 2, got {n_systems} and {n_items}.")
-    if not 0 <= missing < 1 or not 0 <= flat_share <= 1:
-        raise InvalidInputError(f"missing must lie in [0, 1) and flat_share in [0, 1], got {missing} and {flat_share}.")
+    if not 0 <= missing < 1 or not 0 <= flat_share <= 1 or not 0 <= guessing < 1:
+        raise InvalidInputError(f"missing and guessing must lie in [0, 1) and flat_share in [0, 1], got {missing}, {guessing} "
+                                f"and {flat_share}.")
     rng = seeded_rng(random_seed)
     theta = (rng.gamma(2.0, 1.0, n_systems) - 2.0) / np.sqrt(2.0)
     hard = rng.random(n_items) < HARD_ITEMS[0]
     b = np.where(hard, rng.normal(*HARD_ITEMS[1:], n_items), rng.normal(*OTHER_ITEMS[1:], n_items))
     a = rng.lognormal(0.0, 0.4, n_items)
     a[rng.random(n_items) < flat_share] = 0.05
-    p = special.expit(a[None, :] * (theta[:, None] - b[None, :]))
+    p = guessing + (1 - guessing) * special.expit(a[None, :] * (theta[:, None] - b[None, :]))
     correct = (rng.random(p.shape) < p).astype(np.int8)
     keep = rng.random(p.shape) >= missing
     s, j = np.nonzero(keep)

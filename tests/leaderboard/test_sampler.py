@@ -72,6 +72,37 @@ def test_the_sigma_draw_is_its_conditional():
     assert stats.kstest(draws, cdf).pvalue > 0.01
 
 
+@pytest.mark.parametrize("with_independence", [False, True])
+def test_the_ability_update_leaves_each_conditional_invariant(with_independence):
+    """Items held fixed, 3,000 ability updates of three systems (one with every answer right, whose
+    conditional is skewed) against each conditional on a fine grid: the draws' CDF within the
+    Kolmogorov-Smirnov band (thinned by 3 for autocorrelation). With the independence proposal a
+    deliberately poor one (centred 1 off, half as wide) is used: the Metropolis-Hastings
+    correction, not the proposal, must make the draws right."""
+    rng = np.random.default_rng(11)
+    a, b = rng.lognormal(0, 0.4, 30), rng.normal(0, 1, 30)
+    answers = (rng.random((3, 30)) < 1 / (1 + np.exp(-a * (np.array([[-1.0], [0.5], [0.0]]) - b)))).astype(np.int8)
+    answers[2] = 1
+    state = blocked.State(np.zeros(3), np.log(a), b, 0.0, 1.0, 0.0, 0.3)
+    proposal = None
+    if with_independence:
+        warm = rng.normal(1.0, 0.25, (200, 3, 1))
+        proposal = blocked.IndependenceProposal(warm)
+    draws = np.empty((3000, 3))
+    answers_t = np.ascontiguousarray(answers.T)
+    for d in range(len(draws)):
+        blocked.update_theta(answers, answers_t, state, rng, proposal)
+        draws[d] = state.theta
+    grid = np.linspace(-6, 9, 6001)
+    eta = a * (grid[:, None, None] - b)  # grid x 1 x items
+    for s in range(3):
+        log_density = (answers[s] * eta[:, 0] - np.logaddexp(0, eta[:, 0])).sum(1) - grid**2 / 2
+        cdf = np.cumsum(np.exp(log_density - log_density.max()))
+        cdf /= cdf[-1]
+        kept = draws[300::3, s]
+        assert stats.kstest(kept, lambda x: np.interp(x, grid, cdf)).pvalue > 0.001, s
+
+
 def test_the_same_seed_gives_the_same_draws():
     answers, _ = simulate_leaderboard(12, 30, random_seed=3)
     with warnings.catch_warnings():
@@ -85,8 +116,8 @@ def test_the_same_seed_gives_the_same_draws():
 def _compare_with_nuts(model: str, nuts_draws: int) -> None:
     """Posterior means and SDs of every parameter from the blocked sampler and from nutpie's NUTS
     on ``build_leaderboard_model`` (10 systems x 25 items): mean differences within 5 Monte
-    Carlo standard errors (each side's variance / ESS); SDs each within 20% and on average within
-    6% (an SD from about 1,000 effective draws varies by 3-5% by itself; slopes are compared on
+    Carlo standard errors (each side's variance / ESS); SDs each within 20% and, over the entries
+    of a vector parameter, on average within 6% (an SD from about 1,000 effective draws varies by 3-5% by itself; slopes are compared on
     the log scale, where their SD is not dominated by a long right tail)."""
     answers, _ = simulate_leaderboard(10, 25, missing=0.1, random_seed=21)
     with warnings.catch_warnings():
@@ -105,7 +136,9 @@ def _compare_with_nuts(model: str, nuts_draws: int) -> None:
         z = np.abs(mean[0] - mean[1]) / se
         assert np.max(z) < 5, (name, np.round(z, 1))
         ratio = x.std(("chain", "draw")).values / y.std(("chain", "draw")).values
-        assert np.all(np.abs(ratio - 1) < 0.2) and abs(np.mean(ratio) - 1) < 0.06, (name, np.round(ratio, 2))
+        assert np.all(np.abs(ratio - 1) < 0.2), (name, np.round(ratio, 2))
+        if ratio.size >= 5:  # an average over parameters; a scalar's SD alone varies by 5-7% (ESS 70-300 for log_a_sigma)
+            assert abs(np.mean(ratio) - 1) < 0.06, (name, np.round(ratio, 2))
 
 
 @pytest.mark.slow  # 73 s in the fresh-clone suite (nutpie's compile and 2 x 2,500 NUTS draws): an agreement check
