@@ -194,8 +194,8 @@ def system_pass_by_item(answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray,
 def abilities_pass(answers: np.ndarray, answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray):
     """:func:`system_pass`'s sums by the faster layout for the shape: :func:`system_pass_by_item`
     when there are at least two blocks of systems to share among the cores, :func:`system_pass`
-    otherwise (with one block the by-item pass runs on one core: 0.51 against 0.42 ms at
-    100 x 2,000; from 500 systems it is 1.1-2.7 times faster, ``models/leaderboards.md``)."""
+    otherwise (with one block the by-item pass runs on one core and is the slower one at
+    100 x 2,000; from 500 systems it is the faster, ``models/leaderboards.md`` gives the timings)."""
     if answers.shape[0] >= 2 * _SYSTEM_BLOCK:
         return system_pass_by_item(answers_t, theta, a, b)
     return system_pass(answers, theta, a, b)
