@@ -29,7 +29,7 @@ def add_parser(commands, command) -> None:
     columns.add_argument("--system-column", default="system", metavar="NAME", help="system id (systems file)")
     file_options(facets)
     model = facets.add_argument_group("model")
-    model.add_argument("--rasch", action="store_true", help="one consistency for all raters (many-facet Rasch model)")
+    model.add_argument("--rasch", action="store_true", help="one consistency for all raters (many-facet Rasch model; the default with two raters)")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="pymc", help="NUTS implementation")
     model.add_argument(
@@ -51,7 +51,7 @@ def facets(args: argparse.Namespace) -> Output:
     systems = None if args.systems is None else read_table(args.systems, args)
     with progress_on_stderr():
         result = fit_facets(
-            ratings, systems, consistency=not args.rasch, response=args.response_column, prompt=args.prompt_column,
+            ratings, systems, consistency=False if args.rasch else None, response=args.response_column, prompt=args.prompt_column,
             rater=args.rater_column, score=args.score_column, system=args.system_column, draws=args.draws,
             tune=args.tune, chains=args.chains, random_seed=args.seed, nuts_sampler=args.sampler,
             progressbar=progressbar(args), inference=args.inference,

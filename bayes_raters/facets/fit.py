@@ -44,6 +44,25 @@ WARM_K_MAX_FACETS = 0.7
 #: a few stray divergences are a step size too large somewhere in a posterior the centred form
 #: fits, a funnel gives many (:func:`_sample_forms`).
 STRAY_DIVERGENCES = 0.01
+#: Fewest raters for which ``fit_facets(consistency=None)`` gives each rater a consistency of its own.
+PER_RATER_CONSISTENCY_MIN_RATERS = 3
+
+
+def resolve_consistency(consistency: bool | None, n_raters: int) -> bool:
+    r"""``consistency`` as given, or, for None, whether the raters get a consistency each: with
+    :data:`PER_RATER_CONSISTENCY_MIN_RATERS` or more raters. With two raters the data say mainly
+    one thing about their consistencies, how far the two agree (a one-factor model with two
+    indicators identifies the product of their loadings, not each; only the way each rater spreads
+    the categories over the shared thresholds says more), so their ratio rests mostly on the
+    prior of :math:`\sigma_{\log a}`, a funnel NUTS diverged in under either parametrisation
+    (``models/irt_facets.md``, MSPatients), and the common consistency of the many-facet Rasch
+    model is fitted. ``result.spec.consistency`` records the choice; ``consistency=True`` asks for
+    one each."""
+    if consistency is not None:
+        return bool(consistency)
+    return n_raters >= PER_RATER_CONSISTENCY_MIN_RATERS
+
+
 #: The rater, prompt and scale parameters kept in the posterior beside the free variables.
 FACET_NAMES = ("log_a", "a", "severity", "difficulty", "thresholds")
 
@@ -57,7 +76,7 @@ def fit_facets(
     data: pd.DataFrame,
     system_scores: pd.DataFrame | None = None,
     *,
-    consistency: bool = True,
+    consistency: bool | None = None,
     inference: Literal["nuts", "auto", "laplace"] = "nuts",
     centred: bool | None = None,
     warm_start: bool = True,
@@ -78,7 +97,10 @@ def fit_facets(
     """Fit the many-facet rater model to long ratings ``(response, prompt, rater, score)``
     (and, optionally, system scores ``(response, system, score)`` for PRMSE), abilities
     integrated out; see :mod:`bayes_raters.facets.model`. ``consistency=False`` gives the
-    many-facet Rasch model (one discrimination for all raters). Raters whose scores fall or stay
+    many-facet Rasch model (one discrimination for all raters), True a consistency per rater;
+    None (default) a consistency per rater with three raters or more and the common one with two,
+    whose data say little about how their consistencies differ (:func:`resolve_consistency`;
+    ``result.spec.consistency`` says which). Raters whose scores fall or stay
     flat as the other raters' scores of the same responses rise raise a
     :class:`~bayes_raters.errors.SlopeWarning` (their consistency is forced positive).
 
@@ -106,8 +128,9 @@ def fit_facets(
         Long ratings, one row per (response, prompt, rater).
     system_scores : pandas.DataFrame, optional
         Long system scores (for PRMSE against the model's true scores).
-    consistency : bool
-        Each rater's own slope (consistency); False gives the many-facet Rasch model.
+    consistency : bool, optional
+        Each rater's own slope (consistency, True) or one for all (the many-facet Rasch model,
+        False); None chooses by the number of raters (see above).
     inference : {"nuts", "auto", "laplace"}
         How the parameters are drawn (see above).
     centred : bool, optional
@@ -134,6 +157,8 @@ def fit_facets(
     nuts_sampler = "pymc" if nuts_sampler is None else nuts_sampler
     target_accept = 0.9 if target_accept is None else target_accept
     ratings = data
+    n_raters = int(data[rater].nunique()) if rater in getattr(data, "columns", ()) else PER_RATER_CONSISTENCY_MIN_RATERS
+    consistency = resolve_consistency(consistency, n_raters)  # a missing column is reported by the model's validation
     options = {"response": response, "prompt": prompt, "rater": rater, "score": score, "system": system}
     options["fused"] = nuts_sampler in ("pymc", "nutpie")  # the fused Op has no JAX form
     model = build_facets_model(ratings, system_scores, consistency=consistency, **options)
