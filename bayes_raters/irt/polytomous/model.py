@@ -48,6 +48,7 @@ from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.polytomous.kernel import gpcm_answered, step_sums
+from bayes_raters.laplace import NumpyTerm
 from bayes_raters.quadrature import QuadratureRule, fast_softplus, marginal_loglik, rule_for
 
 #: The ordinal IRT models `fit_polytomous` fits: graded response and generalized partial credit.
@@ -323,8 +324,25 @@ def build_polytomous_model(
         a, b = item_thresholds(model, layout)
         per_pattern = marginal_loglik(pt.dot(y, category_logp(model, a, b, nodes, layout)), rule.log_weights)
         pm.Potential("marginal_loglik", (n * per_pattern).sum())
+    irt.numpy_term = NumpyTerm("marginal_loglik", ("a", "b"), numpy_marginal(model, layout, onehot, counts, rule))
     irt.polytomous = {"model": model, "layout": layout, "categories": categories, "rule": rule, "table": table}
     return irt
+
+
+def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, counts: np.ndarray, rule: QuadratureRule):
+    r"""The Potential ``marginal_loglik`` in NumPy, as a function of the slopes ``a`` and thresholds
+    ``b``: :math:`\sum_p n_p \log\sum_q w_q \exp(y_p^\top \log P_{\cdot q})`, the category table
+    by :func:`category_logp` (``lib=np``). The Laplace proposals' log densities use it
+    (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one matrix
+    product per evaluation against PyTensor's graph on the Numba backend, which evaluates them
+    one at a time (``models/irt_polytomous.md`` gives the timings)."""
+    nodes = np.asarray(rule.nodes, float)
+
+    def function(a, b):
+        per_node = onehot @ category_logp(model, np.asarray(a, float), np.asarray(b, float), nodes, layout, lib=np)
+        return float(counts @ marginal_loglik(per_node, rule.log_weights))
+
+    return function
 
 
 def item_information(model: str, a, b, theta, layout: CategoryLayout) -> np.ndarray:

@@ -259,3 +259,27 @@ def test_default_laplace_draws_match_nuts_on_the_same_data():
         assert float((abs(x.mean(("chain", "draw")) - y.mean(("chain", "draw"))) / sd).max()) < 0.3, name
         ratio = x.std(("chain", "draw")) / sd
         assert 0.8 < float(ratio.min()) and float(ratio.max()) < 1.25, name
+
+
+@pytest.mark.parametrize("model", ["grm", "gpcm"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_numpy_proposal_density_equals_the_model_log_density(model, missing):
+    """The Laplace proposals' log density (PyMC's graph without the marginal potential, plus the
+    potential in NumPy: ``model.numpy_term``) is the model's log density at points around the
+    start, with complete and incomplete ratings and items of different numbers of categories;
+    dropping the potential's pattern counts or a category fails it."""
+    from bayes_raters import laplace
+    from bayes_raters.irt import simulate_ratings
+    from bayes_raters.irt.polytomous.model import build_polytomous_model
+
+    ratings, _ = simulate_ratings(160, 5, 4, random_seed=12)
+    ratings.loc[ratings["item"] == ratings["item"].iloc[0], "score"] = ratings["score"].clip(upper=2)  # a 3-category item
+    if missing:
+        ratings = ratings.sample(frac=0.85, random_state=3)
+    built = build_polytomous_model(ratings, model)
+    split, _, x0, _, _ = laplace._raveled(built)
+    del built.numpy_term
+    whole, *_ = laplace._raveled(built)
+    fast, reference = split(), whole()
+    for x in x0 + 0.3 * np.random.default_rng(2).standard_normal((5, x0.size)):
+        assert fast(x) == pytest.approx(float(reference(x)), rel=1e-12, abs=1e-9)
