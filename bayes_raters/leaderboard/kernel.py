@@ -33,6 +33,10 @@ import math
 import numba
 import numpy as np
 
+from bayes_raters.threads import use_fork_safe_layer
+
+use_fork_safe_layer()  # before the first prange launch: see bayes_raters.threads
+
 #: Terms multiplied before one logarithm is taken: each factor 1 + e^{-|eta|} lies in [1, 2], so
 #: 32 of them stay below 2^32 and the product loses nothing.
 _CHUNK = 32

@@ -36,6 +36,9 @@ from scipy import special
 from scipy.sparse import coo_array
 
 from bayes_raters.pairwise.arena.model import EPSILON_PRIOR_SD, LOSS, TAU_PRIOR_SD, TIE, WIN, ArenaData
+from bayes_raters.threads import use_fork_safe_layer
+
+use_fork_safe_layer()  # before the first prange launch: see bayes_raters.threads
 
 #: Draws per batch of the log-density kernel (memory: keys x batch doubles).
 DRAW_BATCH = 64
