@@ -36,6 +36,16 @@ import numpy as np
 from scipy import stats
 
 from bayes_raters.leaderboard.kernel import item_pass, system_pass
+from bayes_raters.leaderboard.proposals import (
+    IndependenceProposal,
+    cholesky,
+    gauss_draw,
+    gauss_log_q,
+    independence_log_q_back,
+    lower_solve,
+    mix_independence,
+    upper_solve,
+)
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
 #: mu_log_a ~ N(0, 0.5), sigma_log_a ~ N+(0.5); 1PL: log a ~ N(0, 0.5).
@@ -79,8 +89,8 @@ def update_theta(answers, state: State, rng, independent: IndependenceProposal |
     r"""Step 1: every ability by one Metropolis-Hastings move against its conditional (prior
     N(0, 1)), the kernel drawn per system and sweep: the Newton proposal
     :math:`N(x + G^{-1}g,\ G^{-1})` or, after warmup and with probability
-    :data:`INDEPENDENT_SHARE`, the system's own independence proposal (``independent``, a
-    :class:`IndependenceProposal` fitted to its warmup draws). The Newton proposal alone mixed
+    :data:`~bayes_raters.leaderboard.proposals.INDEPENDENT_SHARE`, the system's own independence proposal (``independent``, a
+    :class:`~bayes_raters.leaderboard.proposals.IndependenceProposal` fitted to its warmup draws). The Newton proposal alone mixed
     slowly for the top systems of a leaderboard with many systems and few items: a system with
     240 of 249 answers right has a right-skewed conditional with little information in its upper
     tail, where the reverse of a Newton move is improbable (bulk ESS 66-177 of 600 draws for the
@@ -94,17 +104,14 @@ def update_theta(answers, state: State, rng, independent: IndependenceProposal |
     prec = info + 1.0
     mean = theta + (g - theta) / prec
     proposal = mean + rng.standard_normal(n_systems) / np.sqrt(prec)
-    use_ind = np.zeros(n_systems, bool) if independent is None else rng.random(n_systems) < INDEPENDENT_SHARE
-    if use_ind.any():
-        proposal = np.where(use_ind, independent.draw(rng)[:, 0], proposal)
+    use_ind, proposal = mix_independence(independent, proposal[:, None], rng)
+    proposal = proposal[:, 0]
     ll_p, g_p, info_p = system_pass(answers, proposal, a, state.b)
     prec_p = info_p + 1.0
     mean_p = proposal + (g_p - proposal) / prec_p
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
     log_q_back = 0.5 * (np.log(prec_p) - prec_p * (theta - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
-    if use_ind.any():
-        log_q_back = np.where(use_ind, independent.log_density(theta[:, None]) - independent.log_density(proposal[:, None]),
-                              log_q_back)
+    log_q_back = independence_log_q_back(independent, use_ind, theta[:, None], proposal[:, None], log_q_back)
     take = _accept(rng, log_ratio + log_q_back)
     state.theta = np.where(take, proposal, theta)
     state.accepted["theta"] = float(take.mean())
@@ -115,49 +122,6 @@ def _log_item_prior(log_a, b, state: State, two_pl: bool) -> np.ndarray:
     if two_pl:
         out = out - (log_a - state.log_a_mean) ** 2 / (2 * state.log_a_sigma**2)
     return out
-
-
-def _cholesky(m: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factors of a stack of 1 x 1 or 2 x 2 positive-definite matrices, written
-    out: numpy's batched ``linalg`` routines cost more than the arithmetic on 2 x 2 blocks
-    (``models/leaderboards.md``)."""
-    out = np.zeros_like(m)
-    out[:, 0, 0] = np.sqrt(m[:, 0, 0])
-    if m.shape[1] == 2:
-        out[:, 1, 0] = m[:, 1, 0] / out[:, 0, 0]
-        out[:, 1, 1] = np.sqrt(m[:, 1, 1] - out[:, 1, 0] ** 2)
-    return out
-
-
-def _lower_solve(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """L^{-1} v for lower-triangular 1 x 1 or 2 x 2 blocks."""
-    out = np.empty_like(v)
-    out[:, 0] = v[:, 0] / chol[:, 0, 0]
-    if v.shape[1] == 2:
-        out[:, 1] = (v[:, 1] - chol[:, 1, 0] * out[:, 0]) / chol[:, 1, 1]
-    return out
-
-
-def _upper_solve(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """L^{-T} v for lower-triangular 1 x 1 or 2 x 2 blocks."""
-    out = np.empty_like(v)
-    last = v.shape[1] - 1
-    out[:, last] = v[:, last] / chol[:, last, last]
-    if last == 1:
-        out[:, 0] = (v[:, 0] - chol[:, 1, 0] * out[:, 1]) / chol[:, 0, 0]
-    return out
-
-
-def _lower_times(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """L v for lower-triangular 1 x 1 or 2 x 2 blocks."""
-    out = chol[:, :, 0] * v[:, :1]
-    if v.shape[1] == 2:
-        out[:, 1] += chol[:, 1, 1] * v[:, 1]
-    return out
-
-
-def _log_det(chol: np.ndarray) -> np.ndarray:
-    return 2 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(1)
 
 
 def item_coordinates(state: State, two_pl: bool) -> np.ndarray:
@@ -202,50 +166,9 @@ def _item_newton(answers_t, theta, x, state: State, two_pl: bool, passed: tuple 
         gad = sum_weta - d * sum_w + b / a * inv_var
         metric = np.stack([np.stack([gaa, gad], 1), np.stack([gad, sum_w + inv_var / a**2], 1)], 1)
         target = target - log_a
-    chol = _cholesky(metric)
-    newton = x + _upper_solve(chol, _lower_solve(chol, grad))
+    chol = cholesky(metric)
+    newton = x + upper_solve(chol, lower_solve(chol, grad))
     return target, (g, info, ll), newton, chol
-
-
-def _gauss_draw(mean, chol, var_scale, rng) -> np.ndarray:
-    """x ~ N(mean, var_scale G^{-1}) per item, G = L L^T given by ``chol``: x = mean + sqrt(var_scale) L^{-T} z."""
-    return mean + np.sqrt(var_scale)[:, None] * _upper_solve(chol, rng.standard_normal(mean.shape))
-
-
-def _gauss_log_q(x, mean, chol, var_scale) -> np.ndarray:
-    """log N(x; mean, var_scale G^{-1}) per item, up to a constant (|L^T (x - mean)|^2 = the quadratic form)."""
-    k = x.shape[1]
-    delta = x - mean
-    lt_delta = chol[:, 0, 0][:, None] * delta if k == 1 else np.stack(
-        [chol[:, 0, 0] * delta[:, 0] + chol[:, 1, 0] * delta[:, 1], chol[:, 1, 1] * delta[:, 1]], axis=1)
-    return 0.5 * (_log_det(chol) - k * np.log(var_scale) - (lt_delta**2).sum(1) / var_scale)
-
-
-class IndependenceProposal:
-    """Per-item multivariate t proposals (``df`` degrees of freedom) with the mean and the
-    covariance (times ``inflate``) of the item's coordinates over warmup sweeps: independent of
-    the state, so they jump across the whole conditional in one move and cannot get stuck."""
-
-    def __init__(self, draws: np.ndarray, inflate: float = 1.5, df: float = 5.0):
-        """``draws``: (sweeps, items, k) coordinates from the chain's own warmup."""
-        self.mean = draws.mean(0)
-        centred = draws - self.mean
-        k = draws.shape[2]
-        cov = np.einsum("sji,sjk->jik", centred, centred) / (len(draws) - 1) * inflate
-        self.chol = _cholesky(cov + 1e-8 * np.eye(k))
-        self.log_det = _log_det(self.chol)
-        self.df = df
-
-    def draw(self, rng) -> np.ndarray:
-        """One proposal per item."""
-        z = rng.standard_normal(self.mean.shape)
-        w = np.sqrt(rng.chisquare(self.df, len(self.mean)) / self.df)
-        return self.mean + _lower_times(self.chol, z) / w[:, None]
-
-    def log_density(self, x) -> np.ndarray:
-        """The log density of ``x`` (items, k) per item, up to a constant."""
-        delta = _lower_solve(self.chol, x - self.mean)
-        return -0.5 * self.log_det - 0.5 * (self.df + x.shape[1]) * np.log1p((delta**2).sum(1) / self.df)
 
 
 #: Item updates per sweep (the abilities mix in one; the items are the slow block).
@@ -264,8 +187,6 @@ def interweaves(n_systems: int, n_items: int) -> bool:
 
 #: Step fractions of the Newton item proposals, one drawn per item and sweep with equal chance.
 ITEM_STEPS = (1.0, 0.3)
-#: Share of the items that take the independence proposal in a sweep after warmup.
-INDEPENDENT_SHARE = 0.5
 
 
 def update_items(answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None,
@@ -279,7 +200,7 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
       The full step alone left items stuck for 200 sweeps at points where its reverse move was
       improbable (bulk ESS 3-6 of 300 sweeps on 100 x 2,000); the short step walks out of them;
     * after warmup, with probability 1/2, the independence proposal ``independent``
-      (:class:`IndependenceProposal`) instead.
+      (:class:`~bayes_raters.leaderboard.proposals.IndependenceProposal`) instead.
 
     Returns the accepted items' (gradient, information) for the 1PL's common-slope step and the
     next item update (``passed``: the pass at the current items, when the abilities and items are
@@ -291,15 +212,12 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
     known = None if passed is None else (state.item_loglik,) + tuple(passed)
     target, parts, newton, metric = _item_newton(answers_t, theta, x, state, two_pl, known)
     mean = x + h[:, None] * (newton - x)
-    proposal = _gauss_draw(mean, metric, var_scale, rng)
-    use_ind = np.zeros(n_items, bool) if independent is None else rng.random(n_items) < INDEPENDENT_SHARE
-    if use_ind.any():
-        proposal = np.where(use_ind[:, None], independent.draw(rng), proposal)
+    proposal = gauss_draw(mean, metric, var_scale, rng)
+    use_ind, proposal = mix_independence(independent, proposal, rng)
     target_p, parts_p, newton_p, metric_p = _item_newton(answers_t, theta, proposal, state, two_pl)
     mean_p = proposal + h[:, None] * (newton_p - proposal)
-    log_q_back = _gauss_log_q(x, mean_p, metric_p, var_scale) - _gauss_log_q(proposal, mean, metric, var_scale)
-    if use_ind.any():
-        log_q_back = np.where(use_ind, independent.log_density(x) - independent.log_density(proposal), log_q_back)
+    log_q_back = gauss_log_q(x, mean_p, metric_p, var_scale) - gauss_log_q(proposal, mean, metric, var_scale)
+    log_q_back = independence_log_q_back(independent, use_ind, x, proposal, log_q_back)
     take = _accept(rng, target_p - target + log_q_back)
     state.log_a, state.b = _from_coordinates(np.where(take[:, None], proposal, x), state, two_pl)
     state.item_loglik = np.where(take, parts_p[2], parts[2])
@@ -464,7 +382,7 @@ def log_prior(state: State, two_pl: bool) -> float:
 
 class Chain:
     """One chain of the sampler: :meth:`warm_up` (the second half of the warmup sweeps fits the
-    independence proposals, :class:`IndependenceProposal`), then :meth:`sample` as often as
+    independence proposals, :class:`~bayes_raters.leaderboard.proposals.IndependenceProposal`), then :meth:`sample` as often as
     wanted, each call continuing where the last stopped."""
 
     SCALARS_2PL = ("b_mean", "b_sigma", "log_a_mean", "log_a_sigma")
