@@ -23,7 +23,15 @@ from bayes_raters.chains import map_chains
 from bayes_raters.errors import InvalidInputError, QuadratureWarning
 from bayes_raters.inference import sample_model
 from bayes_raters.inference_record import InferenceRecord
-from bayes_raters.irt.multidimensional.model import MultidimensionalSpec, NodeTable, ball_rule, default_spacing, normalise_rows
+from bayes_raters.irt.multidimensional.factorised import AxisRule, weighted_moments
+from bayes_raters.irt.multidimensional.model import (
+    RADIUS,
+    MultidimensionalSpec,
+    NodeTable,
+    ball_rule,
+    default_spacing,
+    normalise_rows,
+)
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.slopes import dimension_rest_correlations, warn_contradicted_slopes
 from bayes_raters.sampling import derived_rng, sample_refined
@@ -49,18 +57,49 @@ def item_arrays(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return a, d, c, chol
 
 
+class BallRule:
+    """The general rule (:func:`~bayes_raters.irt.multidimensional.model.ball_rule` nodes, every item at
+    every node: :class:`~bayes_raters.irt.multidimensional.model.NodeTable`) with the interface of
+    :class:`~bayes_raters.irt.multidimensional.factorised.AxisRule`."""
+
+    def __init__(self, correct: np.ndarray, answered: np.ndarray, n_dimensions: int, spacing: float):
+        nodes, log_weights = ball_rule(n_dimensions, spacing)
+        self.table = NodeTable(correct, answered, nodes, log_weights)
+        self.n_nodes = len(nodes)
+
+    def numpy_log_marginal(self, a, d, c=None, chol=None) -> np.ndarray:
+        """Each pattern's log marginal (patterns,)."""
+        return normalise_rows(self.table.fill(a, d, c, chol)[0])
+
+    def moments(self, a, d, c=None, chol=None):
+        """Each pattern's log marginal, and the mean and covariance of its abilities' conditional."""
+        weights, at_nodes = self.table.fill(a, d, c, chol)
+        log_p = normalise_rows(weights)
+        mean, cov = weighted_moments(weights, at_nodes)
+        return log_p, mean, cov
+
+
+def rule_for(mirt, spacing: float):
+    """The rule a model built by :func:`~bayes_raters.irt.multidimensional.model.build_mirt_model` integrates
+    with at ``spacing``: factorised over the abilities for the confirmatory model
+    (:class:`~bayes_raters.irt.multidimensional.factorised.AxisRule`), the ball rule otherwise."""
+    correct, answered = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered"))
+    k = len(mirt.coords["dimension"])
+    if mirt.mirt["item_dimension"] is None:
+        return BallRule(correct, answered, k, spacing)
+    return AxisRule(correct, answered, mirt.mirt["item_dimension"], k, spacing, RADIUS[k])
+
+
 def quadrature_error(posterior: xr.Dataset, mirt, spacing: float, n_draws: int = 6) -> float:
     """Largest difference of a pattern's log marginal between the rule and the rule with half
     the spacing, over ``n_draws`` evenly spaced posterior draws (estimates the rule's error)."""
-    correct, answered = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered"))
     a, d, c, chol = item_arrays(posterior)
-    k = a.shape[-1]
-    tables = [NodeTable(correct, answered, *ball_rule(k, h)) for h in (spacing, spacing / 2)]
+    rules = [rule_for(mirt, h) for h in (spacing, spacing / 2)]
     worst = 0.0
     for s in np.unique(np.linspace(0, len(a) - 1, n_draws).astype(int)):
         cs = None if c is None else c[s]
         ch = None if chol is None else chol[s]
-        values = [normalise_rows(table.fill(a[s], d[s], cs, ch)[0]) for table in tables]
+        values = [rule.numpy_log_marginal(a[s], d[s], cs, ch) for rule in rules]
         worst = max(worst, float(np.abs(values[0] - values[1]).max()))
     return worst
 
@@ -69,13 +108,12 @@ def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, random_seed, mh_
     """theta (chain, draw, respondent, dimension), the marginal log-likelihood per respondent
     (chain, draw, respondent) and the mean MH acceptance (module docstring). Chains in threads
     (:func:`bayes_raters.chains.map_chains`; the work is NumPy products and exponentials on a
-    per-thread :class:`~bayes_raters.irt.multidim.NodeTable` buffer, which release the GIL)."""
+    rule's products and exponentials, which release the GIL; :func:`rule_for`)."""
     correct, answered, index = (mirt[name].get_value() for name in ("pattern_correct", "pattern_answered", "respondent_pattern"))
     a, d, c, chol = item_arrays(posterior)
     k = a.shape[-1]
     chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-    nodes, log_weights = ball_rule(k, spacing)
-    table = NodeTable(correct, answered, nodes, log_weights)
+    rule = rule_for(mirt, spacing)
     rows_y, rows_m = correct[index], answered[index]
 
     def one_chain(chain, rng):
@@ -83,9 +121,8 @@ def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, random_seed, mh_
         for i, s in enumerate(range(chain * draws, (chain + 1) * draws)):
             cs = None if c is None else c[s]
             ch = np.eye(k) if chol is None else chol[s]
-            weights, at_nodes = table.fill(a[s], d[s], cs, None if chol is None else ch)
-            log_lik[i] = normalise_rows(weights)[index]
-            mean, cov = weighted_moments(weights, at_nodes)
+            log_p, mean, cov = rule.moments(a[s], d[s], cs, None if chol is None else ch)
+            log_lik[i] = log_p[index]
             theta[i], rate = _independence_mh(mean[index], 1.44 * cov[index], rows_y, rows_m, a[s], d[s], cs, ch @ ch.T, rng, mh_steps)
             rates.append(rate)
         return theta, log_lik, float(np.mean(rates))
@@ -99,33 +136,21 @@ def draw_abilities(posterior: xr.Dataset, mirt, spacing: float, random_seed, mh_
     return theta, log_lik, float(np.mean([r[2] for r in results]))
 
 
-def weighted_moments(weights: np.ndarray, points: np.ndarray):
-    """Mean (rows, K) and covariance (rows, K, K) of ``points`` (nodes, K) under each row of
-    normalised ``weights`` (rows, nodes): one product with the points and their pairwise
-    products, not an ``einsum`` over rows x nodes x K x K (``models/irt_multidimensional.md``)."""
-    k = points.shape[1]
-    upper = np.triu_indices(k)
-    moments = weights @ np.hstack([points, points[:, upper[0]] * points[:, upper[1]]])
-    mean = moments[:, :k]
-    second = np.empty((len(weights), k, k))
-    second[:, upper[0], upper[1]] = moments[:, k:]
-    second[:, upper[1], upper[0]] = moments[:, k:]
-    return mean, second - mean[:, :, None] * mean[:, None, :] + 1e-9 * np.eye(k)
-
-
 def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
-    """Independence MH from N(mean, cov) per row to the exact conditional of theta."""
+    """Independence MH from N(mean, cov) per row to the exact conditional of theta. The
+    proposal's log density is that of its standard-normal draw (:math:`x - m = Lz`)."""
     chol = np.linalg.cholesky(cov)
     precision = np.linalg.inv(corr)
+    log_det = np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
 
     def propose():
-        x = mean + np.einsum("pkl,pl->pk", chol, rng.standard_normal(mean.shape))
-        return x, _mvn_logpdf(x, mean, chol)
+        z = rng.standard_normal(mean.shape)
+        return mean + np.einsum("pkl,pl->pk", chol, z), -0.5 * (z * z).sum(axis=1) - log_det
 
     def target(x):
         eta = x @ a.T + d
         if c is None:
-            like = (y * eta - m * np.logaddexp(0.0, eta)).sum(axis=1)
+            like = (y * eta - m * _softplus(eta)).sum(axis=1)
         else:
             p = c + (1 - c) / (1 + np.exp(-eta))
             like = (y * np.log(p) + (m - y) * np.log1p(-p)).sum(axis=1)
@@ -143,9 +168,10 @@ def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
     return current, float(np.mean(rates))
 
 
-def _mvn_logpdf(x, mean, chol):
-    solved = np.linalg.solve(chol, (x - mean)[:, :, None])[:, :, 0]
-    return -0.5 * (solved**2).sum(axis=1) - np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+def _softplus(x: np.ndarray) -> np.ndarray:
+    r""":math:`\log(1 + e^x)` as :math:`\max(x, 0) + \log(1 + e^{-|x|})`: the value of
+    ``np.logaddexp(0, x)`` at fewer operations per element (``models/irt_multidimensional.md``)."""
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
 
 
 def sample_mirt(table, model, structure: dict, settings: dict, refinements: int = 1):
@@ -170,7 +196,7 @@ def sample_mirt(table, model, structure: dict, settings: dict, refinements: int 
         start=default_spacing(table["item"].nunique(), structure["k"]),
     )
     if error > MIRT_TOLERANCE:
-        warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
+        warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {rule_for(mirt, spacing).n_nodes} "
                       f"nodes (spacing {spacing:.3g}, already refined); the posterior may be slightly off. A finer rule: "
                       "bayes_raters.irt.multidim.build_mirt_model(answers, model, dims=..., spacing=<smaller>) sampled with "
                       "bayes_raters.inference.sample_model.", QuadratureWarning, stacklevel=3)

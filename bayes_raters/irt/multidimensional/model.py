@@ -61,6 +61,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.binary.marginal import answer_patterns
 from bayes_raters.irt.binary.model import asymptote_logs, option_count
+from bayes_raters.irt.multidimensional.factorised import AxisRule
 from bayes_raters.laplace import NumpyTerm
 from bayes_raters.quadrature import marginal_loglik
 
@@ -251,8 +252,14 @@ def build_mirt_model(
     respondents, items = pd.unique(table["respondent"]), pd.unique(table["item"])
     names, item_dim, anchor_rows = resolve_structure(items, dims, dimensions, anchors, wide_correct(table, respondents, items))
     k_dims = len(names)
-    nodes, log_weights = ball_rule(k_dims, spacing or default_spacing(len(items), k_dims))
+    spacing = spacing or default_spacing(len(items), k_dims)
     correct, answered, index, counts = answer_patterns(table, respondents, items)
+    if item_dim is None:
+        nodes, log_weights = ball_rule(k_dims, spacing)
+        axis_rule = None
+    else:  # simple structure: the rule factorises over the abilities
+        axis_rule = AxisRule(correct, answered, item_dim, k_dims, spacing, RADIUS[k_dims])
+        nodes, log_weights = axis_rule.grid, None
     pairs = [f"{names[i]}~{names[j]}" for i, j in zip(*np.triu_indices(k_dims, 1))]
     coords = {"respondent": respondents, "item": items, "dimension": names, "dimension_other": names, "dimension_pair": pairs,
               "pattern": np.arange(len(counts)), "node": np.arange(len(nodes)), "node_axis": names}
@@ -262,24 +269,31 @@ def build_mirt_model(
         n = pm.Data("pattern_count", counts, dims="pattern")
         pm.Data("respondent_pattern", index, dims="respondent")
         z = pm.Data("quadrature_nodes", np.ascontiguousarray(nodes.T), dims=("node_axis", "node"))
-        pm.Data("quadrature_log_weights", log_weights, dims="node")
+        if log_weights is not None:
+            pm.Data("quadrature_log_weights", log_weights, dims="node")
         d = pm.Normal("d", 0.0, 2.0, dims="item")
         if item_dim is None:
             loadings, chol = _exploratory_loadings(len(items), k_dims, anchor_rows), None
-            theta_nodes = z
             free_rows, free_cols, _ = loading_layout(len(items), k_dims, anchor_rows)
             initvals = initial_values(wide_correct(table, respondents, items), anchor_rows, free_rows, free_cols)
         else:
-            loadings, chol = _confirmatory_loadings(item_dim, k_dims)
+            loadings, chol, own = _confirmatory_loadings(item_dim, k_dims)
             initvals = None
-            theta_nodes = pt.dot(chol, z)
         a = pm.Deterministic("a", loadings, dims=("item", "dimension"))
         c = pm.Beta("c", 2.0, 2.0 * (option_count(n_options) - 1), dims="item") if model == "3pl" else None
-        eta = pt.dot(a, theta_nodes) + d[:, None]  # (items, nodes)
-        table_q = pattern_node_loglik(y, m, eta, c, complete=bool(answered.all()))
-        pm.Potential("marginal_loglik", (n * marginal_loglik(table_q, log_weights)).sum())
+        if axis_rule is None:
+            eta = pt.dot(a, z) + d[:, None]  # (items, nodes)
+            table_q = pattern_node_loglik(y, m, eta, c, complete=bool(answered.all()))
+            log_p = marginal_loglik(table_q, log_weights)
+        else:
+            tables = axis_rule.axis_loglik(own, d, c, lib=pt, correct=y, answered=m)
+            log_p = axis_rule.log_marginal(tables, axis_rule.log_weights(chol, lib=pt), lib=pt)
+        pm.Potential("marginal_loglik", (n * log_p).sum())
     inputs = ("a", "d") + (("c",) if c is not None else ()) + (("corr_cholesky",) if chol is not None else ())
-    mirt.numpy_term = NumpyTerm("marginal_loglik", inputs, numpy_marginal(correct, answered, counts, nodes, log_weights, c is not None))
+    if axis_rule is None:
+        mirt.numpy_term = NumpyTerm("marginal_loglik", inputs, numpy_marginal(correct, answered, counts, nodes, log_weights, c is not None))
+    else:
+        mirt.numpy_term = NumpyTerm("marginal_loglik", inputs, _axis_marginal(axis_rule, counts, c is not None))
     mirt.mirt = {"dimensions": names, "item_dimension": item_dim,
                  "anchors": None if anchor_rows is None else [items[r] for r in anchor_rows], "initvals": initvals}
     return mirt
@@ -353,6 +367,16 @@ def numpy_marginal(correct, answered, counts, nodes, log_weights, guessing: bool
     return value
 
 
+def _axis_marginal(rule: AxisRule, counts: np.ndarray, guessing: bool):
+    """:func:`numpy_marginal` for the confirmatory model's factorised rule: a function of
+    ``(a, d[, c], L)``."""
+
+    def value(a, d, *rest):
+        return float(counts @ rule.numpy_log_marginal(a, d, rest[0] if guessing else None, rest[-1]))
+
+    return value
+
+
 def _exploratory_loadings(n_items: int, k_dims: int, anchor_rows: list[int]):
     free_rows, free_cols, rows = loading_layout(n_items, k_dims, anchor_rows)
     free = pm.Normal("loading_free", 0.0, 1.0, shape=len(free_rows))
@@ -371,7 +395,7 @@ def _confirmatory_loadings(item_dim: np.ndarray, k_dims: int):
     upper = np.triu_indices(k_dims, 1)
     pm.Deterministic("corr_pair", corr[upper], dims="dimension_pair")  # the free correlations, for R-hat
     loadings = pt.zeros((len(item_dim), k_dims))
-    return pt.set_subtensor(loadings[np.arange(len(item_dim)), item_dim], own), chol
+    return pt.set_subtensor(loadings[np.arange(len(item_dim)), item_dim], own), chol, own
 
 
 def pattern_node_loglik(correct, answered, eta, c, *, complete: bool, lib=pt):

@@ -233,3 +233,35 @@ def test_numpy_proposal_density_equals_the_model_log_density(model, structure, m
     points = x0 + 0.3 * np.random.default_rng(1).standard_normal((5, x0.size))
     for x in points:
         assert fast(x) == pytest.approx(float(reference(x)), rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("group_sizes, correlation", [((6, 8), -0.5), ((4, 4, 5), 0.6)])
+def test_the_factorised_rule_equals_a_fine_ball_rule(group_sizes, correlation):
+    """The confirmatory model's rule (AxisRule: a grid on the abilities, the item sums per axis,
+    the correlation in the weights) gives each pattern's log marginal and the abilities'
+    conditional moments of the general ball rule at a third of its spacing (to well within the
+    fit's quadrature tolerance); a wrong weight
+    (the correlation dropped) does not."""
+    from bayes_raters.irt.multidimensional.factorised import AxisRule
+    from bayes_raters.irt.multidimensional.fit import BallRule
+    from bayes_raters.irt.multidimensional.model import RADIUS, build_mirt_model, default_spacing
+
+    answers, truth = simulate_factor_answers(300, group_sizes, correlation, random_seed=3)
+    built = build_mirt_model(validate_responses(answers.sample(frac=0.9, random_state=1)), dimensions=truth["dimensions"])
+    correct, answered = (built[name].get_value() for name in ("pattern_correct", "pattern_answered"))
+    k, n_items, item_dim = len(group_sizes), sum(group_sizes), built.mirt["item_dimension"]
+    rng = np.random.default_rng(0)
+    a = np.zeros((n_items, k))
+    a[np.arange(n_items), item_dim] = np.exp(rng.normal(0, 0.4, n_items))
+    d = rng.normal(0, 1, n_items)
+    corr = np.full((k, k), correlation) + (1 - correlation) * np.eye(k)
+    chol = np.linalg.cholesky(corr)
+    h = default_spacing(n_items, k)
+    axis = AxisRule(correct, answered, item_dim, k, h, RADIUS[k])
+    log_p, mean, cov = axis.moments(a, d, None, chol)
+    ref_p, ref_mean, ref_cov = BallRule(correct, answered, k, h / 3).moments(a, d, None, chol)
+    error = np.abs(axis.numpy_log_marginal(a, d, None, chol) - ref_p).max()
+    assert error < 1e-4  # the fit's check allows MIRT_TOLERANCE = 1e-3 (2e-5 measured at three abilities)
+    assert np.abs(log_p - ref_p).max() == pytest.approx(error, rel=1e-6)
+    assert np.abs(mean - ref_mean).max() < 1e-3 and np.abs(cov - ref_cov).max() < 1e-3
+    assert np.abs(axis.numpy_log_marginal(a, d, None, np.eye(k)) - ref_p).max() > 1e-2
