@@ -34,6 +34,7 @@ from bayes_raters.irt.multidimensional.model import (
 )
 from bayes_raters.irt.multidimensional.result import MultidimensionalIRTResult
 from bayes_raters.irt.slopes import dimension_rest_correlations, warn_contradicted_slopes
+from bayes_raters.quadrature import fast_softplus
 from bayes_raters.sampling import derived_rng, sample_refined
 
 #: Largest accepted quadrature error of a respondent's log marginal (rule against half the
@@ -150,7 +151,7 @@ def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
     def target(x):
         eta = x @ a.T + d
         if c is None:
-            like = (y * eta - m * _softplus(eta)).sum(axis=1)
+            like = (y * eta).sum(axis=1) - (m * fast_softplus(eta)).sum(axis=1)  # eta overwritten
         else:
             p = c + (1 - c) / (1 + np.exp(-eta))
             like = (y * np.log(p) + (m - y) * np.log1p(-p)).sum(axis=1)
@@ -166,12 +167,6 @@ def _independence_mh(mean, cov, y, m, a, d, c, corr, rng, steps):
         current[accept], current_p[accept], current_q[accept] = new[accept], new_p[accept], new_q[accept]
         rates.append(accept.mean())
     return current, float(np.mean(rates))
-
-
-def _softplus(x: np.ndarray) -> np.ndarray:
-    r""":math:`\log(1 + e^x)` as :math:`\max(x, 0) + \log(1 + e^{-|x|})`: the value of
-    ``np.logaddexp(0, x)`` at fewer operations per element (``models/irt_multidimensional.md``)."""
-    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
 
 
 def sample_mirt(table, model, structure: dict, settings: dict, refinements: int = 1):
