@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from bayes_raters.leaderboard.kernel import item_pass, system_pass
+from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
 from bayes_raters.leaderboard.proposals import (
     IndependenceProposal,
     cholesky,
@@ -85,7 +85,7 @@ def _accept(rng, log_ratio: np.ndarray) -> np.ndarray:
     return np.log(rng.random(np.shape(log_ratio))) < log_ratio
 
 
-def update_theta(answers, state: State, rng, independent: IndependenceProposal | None = None) -> None:
+def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None) -> None:
     r"""Step 1: every ability by one Metropolis-Hastings move against its conditional (prior
     N(0, 1)), the kernel drawn per system and sweep: the Newton proposal
     :math:`N(x + G^{-1}g,\ G^{-1})` or, after warmup and with probability
@@ -100,13 +100,13 @@ def update_theta(answers, state: State, rng, independent: IndependenceProposal |
     (``models/leaderboards.md``)."""
     a, theta = np.exp(state.log_a), state.theta
     n_systems = len(theta)
-    ll, g, info = system_pass(answers, theta, a, state.b)
+    ll, g, info = abilities_pass(answers, answers_t, theta, a, state.b)
     prec = info + 1.0
     mean = theta + (g - theta) / prec
     proposal = mean + rng.standard_normal(n_systems) / np.sqrt(prec)
     use_ind, proposal = mix_independence(independent, proposal[:, None], rng)
     proposal = proposal[:, 0]
-    ll_p, g_p, info_p = system_pass(answers, proposal, a, state.b)
+    ll_p, g_p, info_p = abilities_pass(answers, answers_t, proposal, a, state.b)
     prec_p = info_p + 1.0
     mean_p = proposal + (g_p - proposal) / prec_p
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
@@ -355,7 +355,7 @@ def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tupl
 def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None) -> None:
     """``independent``: the (abilities, items) independence proposals, or None during warmup."""
     independent_theta, independent = (None, None) if independent is None else independent
-    update_theta(answers, state, rng, independent_theta)
+    update_theta(answers, answers_t, state, rng, independent_theta)
     parts = None
     for _ in range(ITEM_UPDATES):  # nothing changes between them but the items: each starts from the last one's pass
         parts = update_items(answers_t, state, rng, two_pl, independent, parts)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import special
 
-from bayes_raters.leaderboard.kernel import _exp_nonpositive, item_pass, system_pass
+from bayes_raters.leaderboard.kernel import _exp_nonpositive, abilities_pass, item_pass, system_pass, system_pass_by_item
 
 
 def _case(seed=0, n_systems=23, n_items=71):
@@ -70,3 +71,14 @@ def test_passes_stay_exact_for_answers_far_from_the_items():
     np.testing.assert_allclose(got[1], (resid * a).sum(1), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[2], (w * a**2).sum(1), rtol=1e-10, atol=1e-15)
 
+
+@pytest.mark.parametrize("n_systems", [23, 600])
+def test_the_by_item_system_pass_takes_the_same_sums(n_systems):
+    """The transposed layout (blocks of systems, one or several) equals the row pass, and the
+    chooser returns the same numbers whichever layout it picks."""
+    answers, theta, a, b = _case(3, n_systems=n_systems, n_items=45)
+    rows = system_pass(answers, theta, a, b)
+    answers_t = np.ascontiguousarray(answers.T)
+    for got in (system_pass_by_item(answers_t, theta, a, b), abilities_pass(answers, answers_t, theta, a, b)):
+        for want, have in zip(rows, got):
+            np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)

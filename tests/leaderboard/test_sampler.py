@@ -89,8 +89,9 @@ def test_the_ability_update_leaves_each_conditional_invariant(with_independence)
         warm = rng.normal(1.0, 0.25, (200, 3, 1))
         proposal = blocked.IndependenceProposal(warm)
     draws = np.empty((3000, 3))
+    answers_t = np.ascontiguousarray(answers.T)
     for d in range(len(draws)):
-        blocked.update_theta(answers, state, rng, proposal)
+        blocked.update_theta(answers, answers_t, state, rng, proposal)
         draws[d] = state.theta
     grid = np.linspace(-6, 9, 6001)
     eta = a * (grid[:, None, None] - b)  # grid x 1 x items
