@@ -18,7 +18,7 @@ import os, numba, numpy as np
 from bayes_raters.leaderboard.kernel import system_pass, system_pass_by_item
 rng = np.random.default_rng(0)
 answers = rng.integers(0, 2, size=(600, 40)).astype(np.int8)
-theta, a, b = rng.normal(size=300), np.ones(40), rng.normal(size=40)
+theta, a, b = rng.normal(size=600), np.ones(40), rng.normal(size=40)
 system_pass(answers, theta, a, b)
 system_pass_by_item(np.ascontiguousarray(answers.T), theta, a, b)
 for _ in range(3):
