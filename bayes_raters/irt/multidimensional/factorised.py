@@ -35,6 +35,8 @@ import numpy as np
 import pytensor.tensor as pt
 from scipy.linalg import solve_triangular
 
+from bayes_raters.irt.multidimensional.likelihood import pattern_node_loglik
+
 #: Patterns per block of the full (patterns, nodes) weights the ability moments are taken from.
 MOMENT_BLOCK_ENTRIES = 2_000_000
 
@@ -80,8 +82,6 @@ class AxisRule:
         r"""Per ability k, :math:`\log f_{pk}(t_g)` (patterns, G): item slopes ``a_own`` (items,),
         intercepts ``d``, guessing ``c`` or None; ``correct``/``answered`` the patterns as model
         tensors (``lib=pt``), NumPy arrays of the rule by default."""
-        from bayes_raters.irt.multidimensional.model import pattern_node_loglik
-
         correct = self.correct if correct is None else correct
         answered = self.answered if answered is None else answered
         out = []

@@ -62,6 +62,7 @@ from bayes_raters.fit_spec import FitSpec
 from bayes_raters.irt.binary.marginal import answer_patterns
 from bayes_raters.irt.binary.model import asymptote_logs, option_count
 from bayes_raters.irt.multidimensional.factorised import AxisRule
+from bayes_raters.irt.multidimensional.likelihood import pattern_node_loglik
 from bayes_raters.laplace import NumpyTerm
 from bayes_raters.quadrature import marginal_loglik
 
@@ -396,16 +397,3 @@ def _confirmatory_loadings(item_dim: np.ndarray, k_dims: int):
     pm.Deterministic("corr_pair", corr[upper], dims="dimension_pair")  # the free correlations, for R-hat
     loadings = pt.zeros((len(item_dim), k_dims))
     return pt.set_subtensor(loadings[np.arange(len(item_dim)), item_dim], own), chol, own
-
-
-def pattern_node_loglik(correct, answered, eta, c, *, complete: bool, lib=pt):
-    """Log-likelihood (patterns, nodes) of every pattern at every node from the linear
-    predictor ``eta`` (items, nodes); ``c`` None for the 2PL (then
-    :math:`\\ell = y\\cdot\\eta - m\\cdot\\log(1 + e^\\eta)`)."""
-    if c is None:
-        softplus = pt.softplus(eta) if lib is pt else np.logaddexp(0.0, eta)
-        spread = softplus.sum(axis=0)[None, :] if complete else lib.dot(answered, softplus)
-        return lib.dot(correct, eta) - spread
-    log_p, log_q = asymptote_logs(eta, c[:, None], None, lib)
-    wrong = (log_q.sum(axis=0)[None, :] if complete else lib.dot(answered, log_q)) - lib.dot(correct, log_q)
-    return lib.dot(correct, log_p) + wrong
