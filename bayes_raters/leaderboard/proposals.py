@@ -72,12 +72,12 @@ def gauss_log_q(x, mean, chol, var_scale) -> np.ndarray:
 
 
 class IndependenceProposal:
-    """Per-item multivariate t proposals (``df`` degrees of freedom) with the mean and the
-    covariance (times ``inflate``) of the item's coordinates over warmup sweeps: independent of
+    """Per-row (system or item) multivariate t proposals (``df`` degrees of freedom) with the mean
+    and the covariance (times ``inflate``) of the row's coordinates over warmup sweeps: independent of
     the state, so they jump across the whole conditional in one move and cannot get stuck."""
 
     def __init__(self, draws: np.ndarray, inflate: float = 1.5, df: float = 5.0):
-        """``draws``: (sweeps, items, k) coordinates from the chain's own warmup."""
+        """``draws``: (sweeps, rows, k) coordinates from the chain's own warmup."""
         self.mean = draws.mean(0)
         centred = draws - self.mean
         k = draws.shape[2]
@@ -93,7 +93,7 @@ class IndependenceProposal:
         return self.mean + lower_times(self.chol, z) / w[:, None]
 
     def log_density(self, x) -> np.ndarray:
-        """The log density of ``x`` (items, k) per row, up to a constant."""
+        """The log density of ``x`` (rows, k) per row, up to a constant."""
         delta = lower_solve(self.chol, x - self.mean)
         return -0.5 * self.log_det - 0.5 * (self.df + x.shape[1]) * np.log1p((delta**2).sum(1) / self.df)
 

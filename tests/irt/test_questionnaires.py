@@ -15,11 +15,7 @@ import pytest
 from bayes_raters.errors import ConvergenceWarning, SlopeWarning
 from bayes_raters.irt import fit_irt, fit_polytomous
 from bayes_raters.irt.multidimensional.fit import MIRT_TOLERANCE
-
-
-def _long(wide: pd.DataFrame, value: str) -> pd.DataFrame:
-    long = wide.rename_axis("respondent").reset_index().melt(id_vars="respondent", var_name="item", value_name=value)
-    return long.dropna()
+from tests.irt.test_real_data import _long
 
 
 def epi_answers(data) -> tuple[pd.DataFrame, dict]:

@@ -37,7 +37,7 @@ from scipy.linalg import solve_triangular
 
 from bayes_raters.irt.multidimensional.likelihood import pattern_node_loglik
 
-#: Patterns per block of the full (patterns, nodes) weights the ability moments are taken from.
+#: Entries (patterns x nodes) per block of the full weights the moments of three or more abilities are taken from.
 MOMENT_BLOCK_ENTRIES = 2_000_000
 
 
@@ -94,10 +94,7 @@ class AxisRule:
     def log_marginal(self, tables: list, log_w, lib=np):
         r""":math:`\log p(y_p)` (patterns,) from :meth:`axis_loglik`'s tables and
         :meth:`log_weights` (module docstring)."""
-        tops = [t.max(axis=1) for t in tables]
-        if lib is np:
-            tops = [np.where(np.isfinite(top), top, 0.0) for top in tops]
-        scaled = [lib.exp(t - top[:, None]) for t, top in zip(tables, tops)]
+        tops, scaled = _scaled(tables, lib)
         g = len(self.axis)
         weights = lib.exp(log_w).reshape((g ** (self.n_dimensions - 1), g))
         joined = _outer_rows(scaled[:-1])
@@ -119,8 +116,7 @@ class AxisRule:
         block (:data:`MOMENT_BLOCK_ENTRIES`), as products of the factors and :math:`W`."""
         chol = np.eye(self.n_dimensions) if chol is None else chol
         tables = self.axis_loglik(own_slopes(a, self.groups), d, c)
-        tops = [np.where(np.isfinite(t.max(axis=1)), t.max(axis=1), 0.0) for t in tables]
-        scaled = [np.exp(t - top[:, None]) for t, top in zip(tables, tops)]
+        tops, scaled = _scaled(tables, np)
         weights = np.exp(self.log_weights(chol))
         if self.n_dimensions == 2:
             total, mean, cov = _two_moments(scaled[0], scaled[1], weights.reshape(len(self.axis), -1), self.axis)
@@ -141,8 +137,17 @@ class AxisRule:
         return total, mean, cov
 
 
+def _scaled(tables: list, lib):
+    """Each table's row maximum over its axis (0 where a row is all -inf, NumPy) and the table's
+    exponential after subtracting it: the factors :math:`f_{pk}` up to their scales."""
+    tops = [t.max(axis=1) for t in tables]
+    if lib is np:
+        tops = [np.where(np.isfinite(top), top, 0.0) for top in tops]
+    return tops, [lib.exp(t - top[:, None]) for t, top in zip(tables, tops)]
+
+
 def _two_moments(u: np.ndarray, v: np.ndarray, weights: np.ndarray, t: np.ndarray):
-    """Normaliser, mean and covariance of :math:`(\theta_1, \theta_2)` under
+    r"""Normaliser, mean and covariance of :math:`(\theta_1, \theta_2)` under
     :math:`u_{pg} W_{gh} v_{ph}` on the grid :math:`(t_g, t_h)`, per row p."""
     uw, utw = u @ weights, (u * t) @ weights
     total = (uw * v).sum(axis=1)

@@ -191,7 +191,7 @@ def sample_mirt(table, model, structure: dict, settings: dict, refinements: int 
         start=default_spacing(table["item"].nunique(), structure["k"]),
     )
     if error > MIRT_TOLERANCE:
-        warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {rule_for(mirt, spacing).n_nodes} "
+        warnings.warn(f"the quadrature over the abilities is off by {error:.1e} per respondent with {len(mirt.coords['node'])} "
                       f"nodes (spacing {spacing:.3g}, already refined); the posterior may be slightly off. A finer rule: "
                       "bayes_raters.irt.multidim.build_mirt_model(answers, model, dims=..., spacing=<smaller>) sampled with "
                       "bayes_raters.inference.sample_model.", QuadratureWarning, stacklevel=3)
