@@ -39,6 +39,9 @@ PATHS = InferencePath.__args__
 #: How the marginal fits draw abilities: from their exact conditional posterior given each draw
 #: of the item parameters (quadrature, then independence Metropolis-Hastings).
 EXACT_CONDITIONAL_THETA = "exact conditional (quadrature + independence MH)"
+#: The same for log-concave conditionals (the polytomous models): rejection sampling from an
+#: envelope built on the quadrature's nodes (:func:`bayes_raters.quadrature.draw_log_concave`).
+EXACT_REJECTION_THETA = "exact conditional (quadrature envelope + rejection)"
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ class InferenceRecord(PlainRecord):
     Marginal fits
         ``method`` (``"marginal"`` or ``"joint"``), ``quadrature`` (the rule), ``quadrature_nodes``,
         ``quadrature_spacing``, ``quadrature_error`` (at the posterior), ``theta_draws`` (how
-        abilities were drawn) and ``theta_mh_acceptance``.
+        abilities were drawn) and ``theta_mh_acceptance`` (the acceptance rate of its MH steps, or
+        of its rejection sampler's proposals).
     Draws
         ``draws_rule``: how the number of draws was chosen (leaderboards).
     """
@@ -98,11 +102,12 @@ class InferenceRecord(PlainRecord):
         """A copy with ``changes`` (field name -> value); an unknown name raises TypeError."""
         return dataclasses.replace(self, **changes)
 
-    def with_exact_abilities(self, acceptance: float, nodes: int, **quadrature) -> InferenceRecord:
+    def with_exact_abilities(self, acceptance: float, nodes: int, *, how: str = EXACT_CONDITIONAL_THETA, **quadrature) -> InferenceRecord:
         """The record of a marginal fit whose abilities were then drawn from their exact
-        conditional (:data:`EXACT_CONDITIONAL_THETA`): the mean MH ``acceptance``, the quadrature's
-        ``nodes`` and its other fields (``quadrature``, ``quadrature_spacing``, ``quadrature_error``)."""
-        return self.updated(method="marginal", theta_draws=EXACT_CONDITIONAL_THETA, theta_mh_acceptance=float(acceptance),
+        conditional (``how``: :data:`EXACT_CONDITIONAL_THETA` or :data:`EXACT_REJECTION_THETA`):
+        the mean ``acceptance``, the quadrature's ``nodes`` and its other fields (``quadrature``,
+        ``quadrature_spacing``, ``quadrature_error``)."""
+        return self.updated(method="marginal", theta_draws=how, theta_mh_acceptance=float(acceptance),
                             quadrature_nodes=int(nodes), **quadrature)
 
     def write(self, tree: xr.DataTree) -> None:

@@ -1,5 +1,7 @@
 r"""Draws from the piecewise-exponential interpolant of a log density known on sorted nodes,
-compiled with Numba: the proposal of :func:`bayes_raters.quadrature.draw_conditional`.
+compiled with Numba: the proposal of :func:`bayes_raters.quadrature.draw_conditional`, and the
+envelope of a concave log density built on the same cells (:func:`concave_envelope`), the
+proposal of :func:`bayes_raters.quadrature.draw_log_concave`.
 
 For a group with log density :math:`\ell_k` at nodes :math:`x_0 < \dots < x_{N-1}`, cell
 :math:`k` (width :math:`h_k`, :math:`d_k = \ell_{k+1} - \ell_k`) carries the density
@@ -79,3 +81,84 @@ def interpolant_draws(log_post: np.ndarray, nodes: np.ndarray, index: np.ndarray
     cumulative, log_norm = _cell_masses(log_post, np.exp(log_post - top[:, None]), top, nodes)
     u = rng.random((2, batches, len(index)))
     return _draw(log_post, nodes, cumulative, log_norm, np.asarray(index, np.int64), u[0], u[1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _envelope_masses(log_post, gradient, scaled, nodes):
+    r"""Per group: normalised cumulative masses (groups, cells) of the envelope
+    :math:`M_k e^{c(x)}` of a concave log density (:func:`concave_envelope`) and each cell's
+    multiplier :math:`M_k \ge e^{\delta_k}` (:math:`1 + \delta + \delta^2` for
+    :math:`\delta \le 1`, which bounds :math:`e^\delta` there without a scalar exp)."""
+    groups, n = log_post.shape
+    cells = n - 1
+    width = nodes[1:] - nodes[:-1]
+    inverse = 1.0 / width
+    cumulative = np.empty((groups, cells))
+    multiplier = np.empty((groups, cells))
+    for g in range(groups):
+        total = 0.0
+        for k in range(cells):
+            d = log_post[g, k + 1] - log_post[g, k]
+            slope = d * inverse[k]
+            alpha = max(gradient[g, k] - slope, 0.0)
+            beta = max(slope - gradient[g, k + 1], 0.0)
+            delta = alpha * beta * width[k] / (alpha + beta) if alpha + beta > 0.0 else 0.0
+            m = 1.0 + delta + delta * delta if delta <= 1.0 else np.exp(delta)
+            if abs(d) < 1e-8:
+                mass = width[k] * scaled[g, k]
+            else:
+                mass = (scaled[g, k + 1] - scaled[g, k]) / slope
+            multiplier[g, k] = m
+            total += mass * m
+            cumulative[g, k] = total
+        inverse_total = 1.0 / total
+        for k in range(cells):
+            cumulative[g, k] *= inverse_total
+    return cumulative, multiplier
+
+
+@numba.njit(cache=True, nogil=True)
+def _envelope_draw(log_post, nodes, cumulative, multiplier, index, u_cell, u_within, u_accept):
+    """One proposal per unit from its group's envelope; ``squeezed`` where it is accepted without
+    the exact density (:math:`u M_k \\le 1`), else ``bar``: accept iff the exact log density at
+    the point is at least ``bar``."""
+    units = index.size
+    cells = nodes.size - 1
+    points, bar = np.empty(units), np.empty(units)
+    squeezed = np.empty(units, dtype=np.bool_)
+    for i in range(units):
+        g = index[i]
+        cell = min(np.searchsorted(cumulative[g], u_cell[i]), cells - 1)
+        d = log_post[g, cell + 1] - log_post[g, cell]
+        v = u_within[i]
+        t = v if abs(d) < 1e-8 else np.log1p(v * np.expm1(d)) / d
+        points[i] = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
+        scaled_u = u_accept[i] * multiplier[g, cell]
+        squeezed[i] = scaled_u <= 1.0
+        bar[i] = log_post[g, cell] + d * t + np.log(scaled_u) if not squeezed[i] else -np.inf
+    return points, bar, squeezed
+
+
+def concave_envelope(log_post: np.ndarray, gradient: np.ndarray, scaled: np.ndarray, nodes: np.ndarray):
+    r"""The envelope of a concave log density known with its derivative on sorted nodes, ready
+    for :func:`envelope_propose`: ``(cumulative, multiplier)``.
+
+    On cell :math:`k` (width :math:`h`, chord slope :math:`s_k`) the chord :math:`c(x)` lies
+    below a concave :math:`\ell` and the tangents at both ends lie above it (Gilks and Wild
+    1992, adaptive rejection sampling). With :math:`\alpha = \ell'(x_k) - s_k \ge 0` and
+    :math:`\beta = s_k - \ell'(x_{k+1}) \ge 0`, :math:`\ell - c \le \min(\alpha t, \beta (h - t))
+    \le \delta_k = \alpha\beta h / (\alpha + \beta)` (:math:`t = x - x_k`). So :math:`M_k e^{c(x)}` with
+    :math:`M_k \ge e^{\delta_k}` bounds the density, and a proposal accepted with probability
+    :math:`e^{\ell - c} / M_k` is an exact draw; :math:`u M_k \le 1` accepts without
+    evaluating :math:`\ell` (the squeeze). ``scaled``: :math:`e^{\ell_k - m}` with :math:`m` each
+    group's largest :math:`\ell_k`; ``gradient``: :math:`\ell'` at the nodes."""
+    return _envelope_masses(np.ascontiguousarray(log_post, dtype=float), np.ascontiguousarray(gradient, dtype=float), scaled,
+                            np.asarray(nodes, float))
+
+
+def envelope_propose(log_post, nodes, envelope, index: np.ndarray, rng: np.random.Generator):
+    """One proposal per unit ``i`` from the envelope of group ``index[i]``: ``(points, bar,
+    squeezed)`` (:func:`_envelope_draw`)."""
+    u = rng.random((3, len(index)))
+    cumulative, multiplier = envelope
+    return _envelope_draw(log_post, np.asarray(nodes, float), cumulative, multiplier, np.asarray(index, np.int64), u[0], u[1], u[2])

@@ -11,6 +11,7 @@ from bayes_raters.quadrature import (
     adaptive_gauss_hermite,
     conditional_moments,
     draw_conditional,
+    draw_log_concave,
     gauss_hermite_rule,
     marginal_loglik,
     rule_for,
@@ -135,3 +136,82 @@ def test_conditional_draws_repeat_with_the_seed():
     table = _loglik(rule.nodes, y, a, b)[None, :]
     draws = [draw_conditional(table, lambda z: _loglik(z, y, a, b), rule, np.random.default_rng(3), unit_index=np.zeros(50, int))[0] for _ in range(2)]
     np.testing.assert_array_equal(draws[0], draws[1])
+
+
+def _gradient(z, y, a, b):
+    """d/dz of :func:`_loglik`: sum_j a_j (y_j - sigma(a_j (z - b_j)))."""
+    eta = np.multiply.outer(np.atleast_1d(z), a) - a * b
+    return ((y - special.expit(eta)) * a).sum(-1)
+
+
+def _ks_against_exact(z, y, a, b) -> float:
+    """KS p-value of draws against the exact conditional CDF (scipy quadrature)."""
+    log_marginal = _reference(y, a, b)
+
+    def cdf(t):
+        value, _ = integrate.quad(lambda s: np.exp(_loglik(s, y, a, b)[0] + stats.norm.logpdf(s) - log_marginal), -12, t, limit=200)
+        return value
+
+    mean, sd = np.mean(z), np.std(z)
+    grid = np.linspace(mean - 6 * sd, mean + 6 * sd, 400)
+    exact = np.array([cdf(t) for t in grid])
+    return stats.ks_1samp(z, lambda t: np.interp(t, grid, exact)).pvalue
+
+
+@pytest.mark.parametrize("spacing", [0.2, 1.0])
+def test_log_concave_draws_are_exact_even_on_a_coarse_rule(spacing):
+    """draw_log_concave on a sharp 100-item unit (conditional SD about 0.2) and an all-right
+    unit: KS against the exact CDF passes with the default spacing and with a rule five times
+    coarser than the conditional's SD, where the interpolant alone is far off (its draws fail
+    the same test): the envelope bounds the density, so rejection makes the draws exact; the
+    marginal returned equals marginal_loglik."""
+    a, b = _hard_items(100)
+    rule = trapezoid_rule(int(round(16 / spacing)) + 1)
+    rng = np.random.default_rng(11)
+    for name, y in (("theta +0", _patterns(a, b)["theta +0"]), ("all right", np.ones(len(a)))):
+        table, gradient = _loglik(rule.nodes, y, a, b)[None, :], _gradient(rule.nodes, y, a, b)[None, :]
+        z, acceptance, log_marginal = draw_log_concave(
+            table, gradient, lambda x, units, y=y: _loglik(x, y, a, b), rule, rng, unit_index=np.zeros(4000, dtype=int),
+        )
+        assert _ks_against_exact(z, y, a, b) > 0.01, (name, spacing)
+        assert 0.0 < acceptance <= 1.0
+        np.testing.assert_allclose(log_marginal, marginal_loglik(table, rule.log_weights), rtol=1e-12)
+        if spacing == 1.0 and name == "theta +0":
+            proposal, _ = draw_conditional(table, lambda x, y=y: _loglik(x, y, a, b), rule, rng, unit_index=np.zeros(4000, dtype=int), mh_steps=0)
+            assert _ks_against_exact(proposal, y, a, b) < 1e-6
+
+
+def test_log_concave_draws_repeat_with_the_seed_and_fall_back_after_max_rounds(monkeypatch):
+    """Same seed, same draws; with no rejection rounds allowed every unit goes to
+    draw_conditional's MH path, whose draws still follow the conditional."""
+    import bayes_raters.quadrature as quadrature
+
+    a, b = _hard_items(20)
+    rule = rule_for(20)
+    y = _patterns(a, b)["theta +2"]
+    table, gradient = _loglik(rule.nodes, y, a, b)[None, :], _gradient(rule.nodes, y, a, b)[None, :]
+
+    def draw(seed):
+        return draw_log_concave(table, gradient, lambda x, units: _loglik(x, y, a, b), rule, np.random.default_rng(seed),
+                                unit_index=np.zeros(3000, int))
+
+    np.testing.assert_array_equal(draw(3)[0], draw(3)[0])
+    monkeypatch.setattr(quadrature, "MAX_ROUNDS", 0)
+    z, acceptance, _ = draw(4)
+    assert 0.9 < acceptance < 1.0  # the MH steps' rate: no proposal of the rejection sampler was made
+    assert _ks_against_exact(z, y, a, b) > 0.01
+
+
+def test_exp_and_log_total_matches_logsumexp_inside_and_outside_the_unscaled_range():
+    """Rows whose sum stays unscaled, and rows far below (-2,000) or above (+900) it, which
+    take the maximum-scaled path: the log totals equal scipy's logsumexp with the weights."""
+    from bayes_raters.quadrature import exp_and_log_total
+
+    rng = np.random.default_rng(2)
+    log_post = rng.normal(-5, 3, (6, 31))
+    log_post[1] -= 2000.0
+    log_post[4] += 900.0
+    weights = rng.uniform(0.1, 0.3, 31)
+    scaled, log_total = exp_and_log_total(log_post, weights)
+    np.testing.assert_allclose(log_total, special.logsumexp(log_post, b=weights, axis=1), rtol=1e-13)
+    assert np.all(np.isfinite(scaled)) and scaled[1].max() == 1.0 and scaled[4].max() == 1.0

@@ -20,19 +20,19 @@ from bayes_raters.chains import chain_array, map_chains
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.inference_record import InferenceRecord
+from bayes_raters.inference_record import EXACT_REJECTION_THETA, InferenceRecord
+from bayes_raters.irt.polytomous.answered import answer_plan, answered_logp_fn
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
     PolytomousSpec,
-    answer_plan,
-    answered_logp,
     build_polytomous_model,
+    category_dlogp,
     category_logp,
 )
 from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.irt.slopes import rest_correlations, warn_contradicted_slopes
-from bayes_raters.quadrature import draw_conditional, marginal_loglik
+from bayes_raters.quadrature import draw_log_concave
 from bayes_raters.sampling import derived_rng
 
 
@@ -65,12 +65,10 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
         theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
         for s in range(len(a)):
             table = onehot @ category_logp(model, a[s], b[s], rule.nodes, layout, lib=np)
-            log_lik[s] = marginal_loglik(table, rule.log_weights)[index]
-
-            def exact(z, s=s):
-                return answered_logp(model, a[s], b[s], z, answer_rows, layout, plan)
-
-            theta[s], rate = draw_conditional(table, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
+            exact = answered_logp_fn(model, a[s], b[s], answer_rows, layout, plan)
+            gradient = onehot @ category_dlogp(model, a[s], b[s], rule.nodes, layout)
+            theta[s], rate, log_marginal = draw_log_concave(table, gradient, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
+            log_lik[s] = log_marginal[index]
             accepted.append(rate)
         return theta, log_lik, accepted
 
@@ -172,6 +170,6 @@ def fit_polytomous(
         "observed_data": xr.Dataset({"category": ("rating", table["category"].to_numpy())}),
         "constant_data": xr.Dataset({c: ("rating", table[c].to_numpy()) for c in ("respondent", "item")}),
     })
-    InferenceRecord.of(idata).with_exact_abilities(acceptance, len(irt.polytomous["rule"])).write(tree)
+    InferenceRecord.of(idata).with_exact_abilities(acceptance, len(irt.polytomous["rule"]), how=EXACT_REJECTION_THETA).write(tree)
     return PolytomousResult(idata=tree, spec=PolytomousSpec(model=model), table=table, categories=irt.polytomous["categories"], report=report)
 

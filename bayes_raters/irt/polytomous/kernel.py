@@ -1,6 +1,6 @@
 r"""The GPCM log-probability of every answered (unit, item) pair at the unit's own
 :math:`\theta`, compiled with Numba: the exact likelihood of the theta draws' Metropolis-Hastings
-correction (:func:`bayes_raters.irt.polytomous.answered_logp`).
+correction (:func:`bayes_raters.irt.polytomous.answered.answered_logp`).
 
 For item :math:`j` with slope :math:`a`, cumulative step sums :math:`s_k` (:math:`s_0 = 0`)
 and categories :math:`k = 0, \dots, K - 1`,
@@ -53,6 +53,28 @@ def gpcm_answered(theta, unit, item, category, a, sums, coefficients, n_categori
         else:
             log_norm = _stable(slope, t, sums[j], n)
         out[i] += slope * (r * t - sums[j, r]) - log_norm
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def gpcm_answered_units(theta, units, start, item, category, a, sums, coefficients, n_categories):
+    """:func:`gpcm_answered` for the units ``units`` only, at their own ``theta`` (both
+    (selected,)): unit ``u``'s pairs are ``start[u]:start[u + 1]`` of ``item`` and ``category``."""
+    out = np.zeros(units.size)
+    for i in range(units.size):
+        t = theta[i]
+        for p in range(start[units[i]], start[units[i] + 1]):
+            j, r = item[p], category[p]
+            slope, n = a[j], n_categories[j]
+            w = np.exp(slope * t)
+            total = coefficients[j, n - 1]
+            for k in range(n - 2, -1, -1):
+                total = total * w + coefficients[j, k]
+            if np.isfinite(total) and total > 0.0 and np.isfinite(w) and w > 0.0:
+                log_norm = np.log(total)
+            else:
+                log_norm = _stable(slope, t, sums[j], n)
+            out[i] += slope * (r * t - sums[j, r]) - log_norm
     return out
 
 

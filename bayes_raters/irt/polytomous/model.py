@@ -47,9 +47,8 @@ import pytensor.tensor as pt
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.fit_spec import FitSpec
-from bayes_raters.irt.polytomous.kernel import gpcm_answered, step_sums
 from bayes_raters.laplace import NumpyTerm
-from bayes_raters.quadrature import QuadratureRule, fast_softplus, marginal_loglik, rule_for
+from bayes_raters.quadrature import QuadratureRule, exp_and_log_total, fast_softplus, marginal_loglik, rule_for
 
 #: The ordinal IRT models `fit_polytomous` fits: graded response and generalized partial credit.
 POLYTOMOUS_MODELS = ("grm", "gpcm")
@@ -168,41 +167,22 @@ def category_logp(model: str, a, b, theta, layout: CategoryLayout, lib=pt):
     return z - norm[layout.cat_item]
 
 
-def answer_plan(rows: np.ndarray, layout: CategoryLayout) -> dict:
-    """The theta-independent part of :func:`answered_logp`: the answered (unit, category row)
-    pairs, their items, categories and whether the category is an item's first or last. Built
-    once per fit."""
-    unit, column = np.nonzero(rows >= 0)
-    row = rows[unit, column]
-    return {"unit": unit, "row": row, "item": layout.cat_item[row], "step": layout.step[row], "first": layout.first[row],
-            "last": layout.last[row], "n_units": len(rows)}
-
-
-def answered_logp(model: str, a, b, theta, rows: np.ndarray, layout: CategoryLayout, plan: dict | None = None) -> np.ndarray:
-    r"""Sum over each unit's answers of :math:`\log P(X_j = k \mid \theta_i)` (NumPy), the
-    category row of unit i's answer to item j being ``rows[i, j]`` (-1 where unanswered):
-    the formulas of :func:`category_logp` at the answered (row, theta) pairs only, much faster than
-    all category rows at every theta and a one-hot sum (``models/irt_polytomous.md``). The GPCM's sum runs in the
-    compiled :func:`bayes_raters.irt.polytomous.kernel.gpcm_answered`. ``plan``: :func:`answer_plan`
-    of ``rows`` (built here when not given)."""
-    plan = plan or answer_plan(rows, layout)
-    unit, row, item, step = plan["unit"], plan["row"], plan["item"], plan["step"]
+def category_dlogp(model: str, a, b, theta, layout: CategoryLayout) -> np.ndarray:
+    r""":math:`\partial_\theta \log P(X_j = k \mid \theta)` for every category row and every
+    ``theta`` (rows, len(theta)), NumPy. GRM: :math:`a_j(\sigma(-x_{jk}) - \sigma(x_{j,k+1}))`
+    (the missing threshold's term is 0 for the end categories); GPCM:
+    :math:`a_j(k - E[X_j \mid \theta])`."""
+    a, b, theta = np.asarray(a, float), np.asarray(b, float), np.asarray(theta, float)
+    a_cat = a[layout.cat_item][:, None]
     if model == "grm":
-        t = theta[unit]
-        # per category row (theta-free): slope, both thresholds, log(1 - e^{-gap}) of middle rows
-        a_row, below, above = a[layout.cat_item], b[layout.below], b[layout.above]
-        middle = ~(layout.first | layout.last)
-        log_gap = np.zeros(len(a_row))
-        log_gap[middle] = np.log(-np.expm1(-a_row[middle] * (above[middle] - below[middle])))
-        slope = a_row[row]
-        x_below, x_above = slope * (t - below[row]), slope * (t - above[row])
-        # two softplus per pair: softplus(-x) = softplus(x) - x gives the last category's term
-        s_below, s_above = fast_softplus(x_below.copy()), fast_softplus(x_above.copy())
-        logp = np.where(plan["first"], -s_above, np.where(plan["last"], x_below - s_below, x_below + log_gap[row] - s_below - s_above))
-    else:
-        sums, coefficients = step_sums(a, b, layout)
-        return gpcm_answered(np.asarray(theta, float), unit, item, step, a, sums, coefficients, layout.n_categories, plan["n_units"])
-    return np.bincount(unit, logp, minlength=plan["n_units"])
+        lower = np.where(layout.first[:, None], 0.0, 1.0 / (1.0 + np.exp(a_cat * (theta[None, :] - b[layout.below][:, None]))))
+        upper = np.where(layout.last[:, None], 0.0, 1.0 / (1.0 + np.exp(-a_cat * (theta[None, :] - b[layout.above][:, None]))))
+        return a_cat * (lower - upper)
+    p = np.exp(category_logp(model, a, b, theta, layout, lib=np))
+    step = layout.step[:, None].astype(float)
+    mean = np.zeros((layout.n_items, len(theta)))
+    np.add.at(mean, layout.cat_item, p * step)
+    return a_cat * (step - mean[layout.cat_item])
 
 
 def rating_patterns(table: pd.DataFrame, respondents, items, layout: CategoryLayout):
@@ -335,12 +315,13 @@ def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, count
     by :func:`category_logp` (``lib=np``). The Laplace proposals' log densities use it
     (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one matrix
     product per evaluation against PyTensor's graph on the Numba backend, which evaluates them
-    one at a time (``models/irt_polytomous.md`` gives the timings)."""
-    nodes = np.asarray(rule.nodes, float)
+    one at a time; and the log-sum-exp without its maximum pass where the sums allow
+    (:func:`~bayes_raters.quadrature.exp_and_log_total`; ``models/irt_polytomous.md`` gives the timings)."""
+    nodes, weights = np.asarray(rule.nodes, float), np.exp(rule.log_weights)
 
     def function(a, b):
         per_node = onehot @ category_logp(model, np.asarray(a, float), np.asarray(b, float), nodes, layout, lib=np)
-        return float(counts @ marginal_loglik(per_node, rule.log_weights))
+        return float(counts @ exp_and_log_total(per_node, weights)[1])
 
     return function
 

@@ -1,0 +1,110 @@
+r"""The exact log-likelihood of a unit's answers at the unit's own :math:`\theta`: what the
+theta draws' rejection step (:func:`bayes_raters.quadrature.draw_log_concave`) evaluates for the
+proposals its squeeze did not accept, with the same item parameters for every unit of a
+posterior draw.
+
+GRM. For the answer in category :math:`k` of item :math:`j`, with
+:math:`x_{\text{below}} = a_j(\theta - b_{jk})` and :math:`x_{\text{above}} = a_j(\theta - b_{j,k+1})`
+(:mod:`bayes_raters.irt.polytomous.model`),
+
+.. math::
+
+    \log P = \log\sigma(x_{\text{below}}) + \log\sigma(-x_{\text{above}}) + \log(1 - e^{-a_j(b_{j,k+1} - b_{jk})}),
+
+one formula for every category: the lowest category's missing lower threshold is
+:math:`-S` and the highest's missing upper threshold :math:`+S` (:data:`SENTINEL`, far beyond
+any :math:`a\theta`), where :math:`\log\sigma(\pm S)` is exactly 0 or irrelevant, and the last
+term, free of :math:`\theta`, is 0 there. An unanswered (unit, item) cell has slope 0 and both
+sentinels, so it adds exactly 0. The answers then form a dense (units, items) array, summed
+along items without a scatter; the :math:`\theta`-free parts (slope, :math:`a b` of both
+thresholds, the gap term) are computed once per posterior draw and category row
+(:func:`answered_logp_fn`), and gathered only for the units asked about.
+
+Why: the earlier form (per-pair gathers in every call, nested ``where`` over the three kinds of
+category, a ``bincount``) made about 30 passes over the answers per call; this one makes about
+15 (``models/irt_polytomous.md`` has the timings). The GPCM's sum runs in the compiled
+:func:`bayes_raters.irt.polytomous.kernel.gpcm_answered_units`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bayes_raters.irt.polytomous.kernel import gpcm_answered_units, step_sums
+
+#: The stand-in for a missing threshold (a lowest category's lower one is -SENTINEL, a highest
+#: category's upper one +SENTINEL) in units of :math:`a b`.
+SENTINEL = 1e8
+
+
+def answer_plan(rows: np.ndarray, layout) -> dict:
+    """The theta-independent part of :func:`answered_logp`: the answered (unit, category row)
+    pairs, their items and categories (the GPCM kernel's input), and the dense (units, items)
+    category rows (the GRM's; -1 where unanswered). Built once per fit."""
+    rows = np.asarray(rows)
+    unit, column = np.nonzero(rows >= 0)
+    row = rows[unit, column]
+    start = np.concatenate([[0], np.cumsum(np.bincount(unit, minlength=len(rows)))])  # unit u's pairs: start[u]:start[u + 1]
+    return {"start": start, "item": layout.cat_item[row], "step": layout.step[row], "rows": rows, "n_units": len(rows)}
+
+
+def answered_logp_fn(model: str, a, b, rows: np.ndarray, layout, plan: dict | None = None) -> Callable[..., np.ndarray]:
+    r"""``(theta, units=None) ->`` the sum over each unit's answers of
+    :math:`\log P(X_j = k \mid \theta_i)`, for one posterior draw's slopes ``a`` (items,) and
+    thresholds ``b`` (thresholds,); ``rows[i, j]`` is the category row of unit i's answer to
+    item j (-1 where unanswered), ``plan`` its :func:`answer_plan` (built here when not given).
+    ``theta`` holds every unit's ability, or, with ``units`` (indices), those units' only. The
+    work that does not depend on theta is done here, once."""
+    plan = plan or answer_plan(rows, layout)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if model != "grm":
+        sums, coefficients = step_sums(a, b, layout)
+        every = np.arange(plan["n_units"])
+
+        def gpcm(theta, units=None):
+            return gpcm_answered_units(np.asarray(theta, float), every if units is None else np.asarray(units, np.int64), plan["start"],
+                                       plan["item"], plan["step"], a, sums, coefficients, layout.n_categories)
+
+        return gpcm
+    slope, below, above, gap = _grm_rows(a, b, layout)
+    cells = np.where(plan["rows"] >= 0, plan["rows"], len(slope) - 1)  # the last row: the unanswered cell's
+
+    def logp(theta, units=None):
+        chosen = cells if units is None else cells[units]
+        s, lo, hi = slope[chosen], below[chosen], above[chosen]
+        scaled = s * np.asarray(theta, float)[:, None]
+        x_below, x_above = scaled - lo, scaled - hi
+        # log sigma(x_below) + log sigma(-x_above) = min(x_below, 0) - max(x_above, 0) - both log1p(e^{-|x|})
+        terms = np.minimum(x_below, 0.0) - np.maximum(x_above, 0.0)
+        for x in (x_below, x_above):
+            np.abs(x, out=x)
+            np.negative(x, out=x)
+            np.exp(x, out=x)
+            np.log1p(x, out=x)
+            terms -= x
+        return terms.sum(axis=1) + gap[chosen].sum(axis=1)
+
+    return logp
+
+
+def _grm_rows(a: np.ndarray, b: np.ndarray, layout):
+    r"""Per category row, plus one last row for an unanswered cell: slope, :math:`a b` of the
+    lower and upper threshold (:math:`\mp` :data:`SENTINEL` where the category has none) and
+    :math:`\log(1 - e^{-a(b_{\text{above}} - b_{\text{below}})})` (0 for the end categories)."""
+    a_row = a[layout.cat_item]
+    below = np.where(layout.first, -SENTINEL, a_row * b[layout.below])
+    above = np.where(layout.last, SENTINEL, a_row * b[layout.above])
+    middle = ~(layout.first | layout.last)
+    gap = np.zeros(len(a_row))
+    gap[middle] = np.log(-np.expm1(-(above[middle] - below[middle])))
+    return (np.append(a_row, 0.0), np.append(below, -SENTINEL), np.append(above, SENTINEL), np.append(gap, 0.0))
+
+
+def answered_logp(model: str, a, b, theta, rows: np.ndarray, layout, plan: dict | None = None) -> np.ndarray:
+    r"""Sum over each unit's answers of :math:`\log P(X_j = k \mid \theta_i)` (NumPy): the
+    formulas of :func:`~bayes_raters.irt.polytomous.model.category_logp` at the answered (row,
+    theta) pairs only, much faster than all category rows at every theta and a one-hot sum
+    (``models/irt_polytomous.md``). One call of :func:`answered_logp_fn`."""
+    return answered_logp_fn(model, a, b, rows, layout, plan)(theta)
