@@ -12,7 +12,7 @@ Printed per fit and seed: wall times, the ratio to the ML fit, the path the defa
 (Laplace draws or NUTS), convergence, and the agreement with ML (the factor correlation; the
 correlation of the slopes).
 
-Run from the repository root: ``.venv/bin/python benchmarks/bench_questionnaires.py [--seeds 1 2]``.
+Run from the repository root: ``.venv/bin/python benchmarks/bench_questionnaires.py [--seeds 1 2] [--sets epi beliefs]``.
 """
 
 from __future__ import annotations
@@ -82,10 +82,13 @@ def beliefs(seeds: list[int]) -> None:
 
     wide = pd.read_csv(DATA / "conspiracist" / "conspiracist_beliefs.csv")
     ratings = _long(wide, "score")
-    start = time.perf_counter()
-    ml = girth.grm_mml(wide.to_numpy().T.astype(int) + 1)
-    girth_seconds = time.perf_counter() - start
-    print(f"beliefs girth grm_mml: {girth_seconds:.2f} s")
+    times = []
+    for _ in range(3):  # girth's best of three: its first call pays imports and caches
+        start = time.perf_counter()
+        ml = girth.grm_mml(wide.to_numpy().T.astype(int) + 1)
+        times.append(time.perf_counter() - start)
+    girth_seconds = min(times)
+    print(f"beliefs girth grm_mml: {girth_seconds:.2f} s (best of {', '.join(f'{t:.2f}' for t in times)})")
     for seed in seeds:
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -94,17 +97,22 @@ def beliefs(seeds: list[int]) -> None:
         seconds = time.perf_counter() - start
         report = result.convergence
         corr_a = np.corrcoef(result.item_table().loc[wide.columns, "a_mean"], ml["Discrimination"])[0, 1]
-        print(f"beliefs GRM seed {seed}: {seconds:.1f} s, {seconds / girth_seconds:.1f}x girth; path {result.inference.path}; "
-              f"max R-hat {report.max_r_hat:.4f}, min bulk ESS {report.min_ess_bulk:.0f}; corr(a, girth) {corr_a:.4f}", flush=True)
+        record = result.inference
+        print(f"beliefs GRM seed {seed}: {seconds:.1f} s, {seconds / girth_seconds:.1f}x girth; path {record.path}; "
+              f"max R-hat {report.max_r_hat:.4f}, min bulk ESS {report.min_ess_bulk:.0f}; corr(a, girth) {corr_a:.4f}; "
+              f"theta draws: {record.theta_draws}, acceptance {record.theta_mh_acceptance:.3f}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--sets", nargs="+", choices=["epi", "beliefs"], default=["epi", "beliefs"])
     args = parser.parse_args()
     print(machine_line())
-    epi(args.seeds)
-    beliefs(args.seeds)
+    if "epi" in args.sets:
+        epi(args.seeds)
+    if "beliefs" in args.sets:
+        beliefs(args.seeds)
 
 
 if __name__ == "__main__":
