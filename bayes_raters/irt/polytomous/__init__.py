@@ -1,4 +1,5 @@
 """Polytomous IRT (ordinal items): the graded response and generalized partial credit models.
-``model`` (the PyMC model, abilities integrated out), ``kernel`` (compiled category probabilities),
+``model`` (the PyMC model, abilities integrated out), ``answered`` (the exact likelihood of the ability
+draws), ``kernel`` (compiled category probabilities),
 ``fit`` (:func:`fit_polytomous`, :class:`PolytomousResult`), ``simulate``. Card: ``models/irt_polytomous.md``.
 """

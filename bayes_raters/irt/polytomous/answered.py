@@ -20,10 +20,9 @@ along items without a scatter; the :math:`\theta`-free parts (slope, :math:`a b`
 thresholds, the gap term) are computed once per posterior draw and category row
 (:func:`answered_logp_fn`), and gathered only for the units asked about.
 
-Why: the earlier form (per-pair gathers in every call, nested ``where`` over the three kinds of
-category, a ``bincount``) made about 30 passes over the answers per call; this one makes about
-15 (``models/irt_polytomous.md`` has the timings). The GPCM's sum runs in the compiled
-:func:`bayes_raters.irt.polytomous.kernel.gpcm_answered_units`.
+Why this layout: the rejection step asks for a different, small subset of units in every
+round, and a dense (units, items) array is sliced by unit without a scatter back. The GPCM's
+sum runs in the compiled :func:`bayes_raters.irt.polytomous.kernel.gpcm_answered_units`.
 """
 
 from __future__ import annotations

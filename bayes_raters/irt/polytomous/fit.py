@@ -1,6 +1,7 @@
 r"""Fitting the polytomous models (:mod:`bayes_raters.irt.polytomous.model`): NUTS over the item
 parameters, then every respondent's :math:`\theta` drawn from its exact conditional given each
-posterior draw (:func:`bayes_raters.quadrature.draw_conditional`); the tables live on
+posterior draw, by rejection sampling (:func:`bayes_raters.quadrature.draw_log_concave`: both
+models' conditionals are log-concave); the tables live on
 :class:`~bayes_raters.irt.polytomous.result.PolytomousResult`.
 
 The pointwise log-likelihood is each respondent's marginal
@@ -46,7 +47,8 @@ def answer_row_index(onehot: np.ndarray, layout: CategoryLayout) -> np.ndarray:
 
 def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2, cores: int | None = None):
     """theta per (chain, draw, respondent) from its exact conditional, the marginal
-    log-likelihood of each respondent, and the mean MH acceptance rate.
+    log-likelihood of each respondent, and the mean acceptance rate of the rejection sampler
+    (``mh_steps``: of the MH fallback for units it leaves unaccepted).
 
     Chains are drawn in parallel threads (``cores``; None: one per CPU, :func:`~bayes_raters.sampling.resolve_cores`),
     each with its own generator spawned from ``random_seed``, so the draws do not depend on
