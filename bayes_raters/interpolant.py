@@ -24,6 +24,20 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
+def _cell_mass(width, d, low, high):
+    r"""Mass of a cell of ``width`` whose scaled density runs from ``low`` to ``high`` at both ends
+    (:math:`d` their log ratio): :math:`h (e^{\ell_{k+1}} - e^{\ell_k}) / d`, :math:`h e^{\ell_k}` as :math:`d \to 0`."""
+    return width * low if abs(d) < 1e-8 else width * (high - low) / d
+
+
+@numba.njit(cache=True, nogil=True)
+def _within_cell(d, v):
+    r"""The cell fraction :math:`t` whose CDF within a cell of log slope ``d`` is ``v``:
+    :math:`\log(1 + v (e^d - 1)) / d` (``v`` as :math:`d \to 0`)."""
+    return v if abs(d) < 1e-8 else np.log1p(v * np.expm1(d)) / d
+
+
+@numba.njit(cache=True, nogil=True)
 def _cell_masses(log_post, scaled, top, nodes):
     r"""Per group: normalised cumulative masses of the cells (groups, cells) and
     :math:`\log Z`. ``scaled`` is :math:`e^{\ell_k - m}` with ``top`` :math:`m` the group's
@@ -39,12 +53,7 @@ def _cell_masses(log_post, scaled, top, nodes):
         total = 0.0
         for k in range(n - 1):
             d = log_post[g, k + 1] - log_post[g, k]
-            width = nodes[k + 1] - nodes[k]
-            if abs(d) < 1e-8:
-                mass = width * scaled[g, k]
-            else:
-                mass = width * (scaled[g, k + 1] - scaled[g, k]) / d
-            total += mass
+            total += _cell_mass(nodes[k + 1] - nodes[k], d, scaled[g, k], scaled[g, k + 1])
             cumulative[g, k] = total
         log_norm[g] = top[g] + np.log(total)
         for k in range(n - 1):
@@ -65,8 +74,7 @@ def _draw(log_post, nodes, cumulative, log_norm, index, u_cell, u_within):
             cell = np.searchsorted(cumulative[g], u_cell[r, i])
             cell = min(cell, cells - 1)
             d = log_post[g, cell + 1] - log_post[g, cell]
-            v = u_within[r, i]
-            t = v if abs(d) < 1e-8 else np.log1p(v * np.expm1(d)) / d
+            t = _within_cell(d, u_within[r, i])
             points[r, i] = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
             log_q[r, i] = log_post[g, cell] + d * t - log_norm[g]
     return points, log_q
@@ -104,12 +112,8 @@ def _envelope_masses(log_post, gradient, scaled, nodes):
             beta = max(slope - gradient[g, k + 1], 0.0)
             delta = alpha * beta * width[k] / (alpha + beta) if alpha + beta > 0.0 else 0.0
             m = 1.0 + delta + delta * delta if delta <= 1.0 else np.exp(delta)
-            if abs(d) < 1e-8:
-                mass = width[k] * scaled[g, k]
-            else:
-                mass = (scaled[g, k + 1] - scaled[g, k]) / slope
             multiplier[g, k] = m
-            total += mass * m
+            total += _cell_mass(width[k], d, scaled[g, k], scaled[g, k + 1]) * m
             cumulative[g, k] = total
         inverse_total = 1.0 / total
         for k in range(cells):
@@ -130,8 +134,7 @@ def _envelope_draw(log_post, nodes, cumulative, multiplier, index, u_cell, u_wit
         g = index[i]
         cell = min(np.searchsorted(cumulative[g], u_cell[i]), cells - 1)
         d = log_post[g, cell + 1] - log_post[g, cell]
-        v = u_within[i]
-        t = v if abs(d) < 1e-8 else np.log1p(v * np.expm1(d)) / d
+        t = _within_cell(d, u_within[i])
         points[i] = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
         scaled_u = u_accept[i] * multiplier[g, cell]
         squeezed[i] = scaled_u <= 1.0

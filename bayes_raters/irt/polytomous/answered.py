@@ -32,6 +32,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bayes_raters.irt.polytomous.kernel import gpcm_answered_units, step_sums
+from bayes_raters.quadrature import fast_softplus
 
 #: The stand-in for a missing threshold (a lowest category's lower one is -SENTINEL, a highest
 #: category's upper one +SENTINEL) in units of :math:`a b`.
@@ -74,16 +75,9 @@ def answered_logp_fn(model: str, a, b, rows: np.ndarray, layout, plan: dict | No
         chosen = cells if units is None else cells[units]
         s, lo, hi = slope[chosen], below[chosen], above[chosen]
         scaled = s * np.asarray(theta, float)[:, None]
-        x_below, x_above = scaled - lo, scaled - hi
-        # log sigma(x_below) + log sigma(-x_above) = min(x_below, 0) - max(x_above, 0) - both log1p(e^{-|x|})
-        terms = np.minimum(x_below, 0.0) - np.maximum(x_above, 0.0)
-        for x in (x_below, x_above):
-            np.abs(x, out=x)
-            np.negative(x, out=x)
-            np.exp(x, out=x)
-            np.log1p(x, out=x)
-            terms -= x
-        return terms.sum(axis=1) + gap[chosen].sum(axis=1)
+        # log sigma(x_below) + log sigma(-x_above) = -softplus(-x_below) - softplus(x_above)
+        terms = fast_softplus(lo - scaled) + fast_softplus(scaled - hi)
+        return gap[chosen].sum(axis=1) - terms.sum(axis=1)
 
     return logp
 

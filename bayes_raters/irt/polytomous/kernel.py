@@ -37,22 +37,28 @@ def _stable(a, theta, sums, n):
 
 
 @numba.njit(cache=True, nogil=True)
+def _pair_logp(t, slope, r, n, sums, coefficients):
+    r""":math:`\log P(X = r \mid \theta = t)` for one item (``sums``, ``coefficients``: its rows):
+    Horner's rule on :math:`w = e^{a t}`, the log-sum-exp where that over- or underflows."""
+    w = np.exp(slope * t)
+    total = coefficients[n - 1]
+    for k in range(n - 2, -1, -1):
+        total = total * w + coefficients[k]
+    if np.isfinite(total) and total > 0.0 and np.isfinite(w) and w > 0.0:
+        log_norm = np.log(total)
+    else:
+        log_norm = _stable(slope, t, sums, n)
+    return slope * (r * t - sums[r]) - log_norm
+
+
+@numba.njit(cache=True, nogil=True)
 def gpcm_answered(theta, unit, item, category, a, sums, coefficients, n_categories, n_units):
-    """Sum over each unit's answered pairs of :math:`\\log P(X = r \\mid \\theta)`.
+    r"""Sum over each unit's answered pairs of :math:`\log P(X = r \mid \theta)`.
     ``sums`` (items, K_max): :math:`s_k`; ``coefficients``: :math:`e^{-a s_k}`."""
     out = np.zeros(n_units)
     for p in range(unit.size):
-        i, j, r = unit[p], item[p], category[p]
-        t, slope, n = theta[i], a[j], n_categories[j]
-        w = np.exp(slope * t)
-        total = coefficients[j, n - 1]
-        for k in range(n - 2, -1, -1):
-            total = total * w + coefficients[j, k]
-        if np.isfinite(total) and total > 0.0 and np.isfinite(w) and w > 0.0:
-            log_norm = np.log(total)
-        else:
-            log_norm = _stable(slope, t, sums[j], n)
-        out[i] += slope * (r * t - sums[j, r]) - log_norm
+        i, j = unit[p], item[p]
+        out[i] += _pair_logp(theta[i], a[j], category[p], n_categories[j], sums[j], coefficients[j])
     return out
 
 
@@ -62,19 +68,9 @@ def gpcm_answered_units(theta, units, start, item, category, a, sums, coefficien
     (selected,)): unit ``u``'s pairs are ``start[u]:start[u + 1]`` of ``item`` and ``category``."""
     out = np.zeros(units.size)
     for i in range(units.size):
-        t = theta[i]
         for p in range(start[units[i]], start[units[i] + 1]):
-            j, r = item[p], category[p]
-            slope, n = a[j], n_categories[j]
-            w = np.exp(slope * t)
-            total = coefficients[j, n - 1]
-            for k in range(n - 2, -1, -1):
-                total = total * w + coefficients[j, k]
-            if np.isfinite(total) and total > 0.0 and np.isfinite(w) and w > 0.0:
-                log_norm = np.log(total)
-            else:
-                log_norm = _stable(slope, t, sums[j], n)
-            out[i] += slope * (r * t - sums[j, r]) - log_norm
+            j = item[p]
+            out[i] += _pair_logp(theta[i], a[j], category[p], n_categories[j], sums[j], coefficients[j])
     return out
 
 

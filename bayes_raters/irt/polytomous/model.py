@@ -328,26 +328,11 @@ def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, count
 
 def item_information(model: str, a, b, theta, layout: CategoryLayout) -> np.ndarray:
     r"""Fisher information of every item at every ``theta`` (items, len(theta)), NumPy:
-    :math:`I_j(\theta) = \sum_k P_{jk}'(\theta)^2 / P_{jk}(\theta)`. GPCM:
-    :math:`\partial_\theta \log P_{jk} = a_j (k - E[X_j \mid \theta])`, so
-    :math:`I_j = a_j^2 \operatorname{Var}(X_j \mid \theta)`. GRM: with
-    :math:`S_{jk} = \sigma(x_{jk})` (:math:`S_{j0} = 1`, :math:`S_{jK_j} = 0`),
-    :math:`P_{jk}' = a_j [S_{jk}(1 - S_{jk}) - S_{j,k+1}(1 - S_{j,k+1})]`."""
+    :math:`I_j(\theta) = \sum_k P_{jk}'(\theta)^2 / P_{jk}(\theta) = \sum_k P_{jk} (\partial_\theta \log P_{jk})^2`,
+    the score from :func:`category_dlogp` (GPCM: :math:`I_j = a_j^2 \operatorname{Var}(X_j \mid \theta)`)."""
     theta = np.asarray(theta, float)
     p = np.exp(category_logp(model, a, b, theta, layout, lib=np))  # (rows, thetas)
-    a_row = np.asarray(a)[layout.cat_item][:, None]
-    if model == "gpcm":
-        step = layout.step[:, None].astype(float)
-        mean = np.zeros((layout.n_items, len(theta)))
-        np.add.at(mean, layout.cat_item, p * step)
-        derivative = a_row * p * (step - mean[layout.cat_item])
-    else:
-        def slope(index, valid):  # S(1 - S) of the threshold at ``index`` where it exists, else 0
-            s = 1.0 / (1.0 + np.exp(-a_row * (theta[None, :] - np.asarray(b)[index][:, None])))
-            return np.where(valid[:, None], s * (1.0 - s), 0.0)
-
-        derivative = a_row * (slope(layout.below, ~layout.first) - slope(layout.above, ~layout.last))
-    terms = derivative**2 / np.maximum(p, 1e-300)
+    terms = p * category_dlogp(model, a, b, theta, layout) ** 2  # P'^2 / P = P (d log P)^2
     information = np.zeros((layout.n_items, len(theta)))
     np.add.at(information, layout.cat_item, terms)
     return information
