@@ -92,17 +92,16 @@ def interpolant_draws(log_post: np.ndarray, nodes: np.ndarray, index: np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope_masses(log_post, gradient, scaled, nodes):
-    r"""Per group: normalised cumulative masses (groups, cells) of the envelope
-    :math:`M_k e^{c(x)}` of a concave log density (:func:`concave_envelope`) and each cell's
-    multiplier :math:`M_k \ge e^{\delta_k}` (:math:`1 + \delta + \delta^2` for
-    :math:`\delta \le 1`, which bounds :math:`e^\delta` there without a scalar exp)."""
+def _envelope_masses(log_post, gradient, scaled, nodes, cumulative, multiplier):
+    r"""Per group, into ``cumulative`` and ``multiplier`` (groups, cells): the normalised
+    cumulative masses of the envelope :math:`M_k e^{c(x)}` of a concave log density
+    (:func:`concave_envelope`) and each cell's multiplier :math:`M_k \ge e^{\delta_k}`
+    (:math:`1 + \delta + \delta^2` for :math:`\delta \le 1`, which bounds :math:`e^\delta`
+    there without a scalar exp)."""
     groups, n = log_post.shape
     cells = n - 1
     width = nodes[1:] - nodes[:-1]
     inverse = 1.0 / width
-    cumulative = np.empty((groups, cells))
-    multiplier = np.empty((groups, cells))
     for g in range(groups):
         total = 0.0
         for k in range(cells):
@@ -118,7 +117,6 @@ def _envelope_masses(log_post, gradient, scaled, nodes):
         inverse_total = 1.0 / total
         for k in range(cells):
             cumulative[g, k] *= inverse_total
-    return cumulative, multiplier
 
 
 @numba.njit(cache=True, nogil=True)
@@ -142,7 +140,7 @@ def _envelope_draw(log_post, nodes, cumulative, multiplier, index, u_cell, u_wit
     return points, bar, squeezed
 
 
-def concave_envelope(log_post: np.ndarray, gradient: np.ndarray, scaled: np.ndarray, nodes: np.ndarray):
+def concave_envelope(log_post: np.ndarray, gradient: np.ndarray, scaled: np.ndarray, nodes: np.ndarray, out=None):
     r"""The envelope of a concave log density known with its derivative on sorted nodes, ready
     for :func:`envelope_propose`: ``(cumulative, multiplier)``.
 
@@ -154,9 +152,13 @@ def concave_envelope(log_post: np.ndarray, gradient: np.ndarray, scaled: np.ndar
     :math:`M_k \ge e^{\delta_k}` bounds the density, and a proposal accepted with probability
     :math:`e^{\ell - c} / M_k` is an exact draw; :math:`u M_k \le 1` accepts without
     evaluating :math:`\ell` (the squeeze). ``scaled``: :math:`e^{\ell_k - m}` with :math:`m` each
-    group's largest :math:`\ell_k`; ``gradient``: :math:`\ell'` at the nodes."""
-    return _envelope_masses(np.ascontiguousarray(log_post, dtype=float), np.ascontiguousarray(gradient, dtype=float), scaled,
-                            np.asarray(nodes, float))
+    group's largest :math:`\ell_k`; ``gradient``: :math:`\ell'` at the nodes. ``out``: two
+    (groups, cells) arrays to fill and return instead of new ones."""
+    groups, cells = log_post.shape[0], len(nodes) - 1
+    cumulative, multiplier = (np.empty((groups, cells)), np.empty((groups, cells))) if out is None else out
+    _envelope_masses(np.ascontiguousarray(log_post, dtype=float), np.ascontiguousarray(gradient, dtype=float), scaled,
+                     np.asarray(nodes, float), cumulative, multiplier)
+    return cumulative, multiplier
 
 
 def envelope_propose(log_post, nodes, envelope, index: np.ndarray, rng: np.random.Generator):

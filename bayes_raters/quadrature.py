@@ -243,13 +243,14 @@ COPIES = 4
 UNSCALED_RANGE = (1e-280, 1e280)
 
 
-def exp_and_log_total(log_post: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def exp_and_log_total(log_post: np.ndarray, weights: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`e^{\ell_{gq} - m_g}` and :math:`\log \sum_q w_q e^{\ell_{gq}}` per group ``g``,
     with :math:`m_g = 0` wherever the sum stays within :data:`UNSCALED_RANGE` (a likelihood of
     discrete data is at most 1, so almost always), else the group's largest :math:`\ell_{gq}`:
-    the log-sum-exp without its maximum and subtraction passes over the (groups, nodes) array."""
+    the log-sum-exp without its maximum and subtraction passes over the (groups, nodes) array.
+    ``out``: an array of ``log_post``'s shape to hold the exponentials."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        scaled = np.exp(log_post)
+        scaled = np.exp(log_post, out=out)
         total = scaled @ weights
     top = np.zeros(len(log_post))
     far = np.flatnonzero(~((total > UNSCALED_RANGE[0]) & (total < UNSCALED_RANGE[1])))
@@ -258,6 +259,25 @@ def exp_and_log_total(log_post: np.ndarray, weights: np.ndarray) -> tuple[np.nda
         scaled[far] = np.exp(log_post[far] - top[far, None])
         total[far] = scaled[far] @ weights
     return scaled, top + np.log(total)
+
+
+class ConcaveScratch:
+    """The (groups, nodes) arrays :func:`draw_log_concave` fills on every call, allocated once
+    for repeated calls of one shape (one per thread): ``loglik`` and ``gradient`` for the caller
+    to fill (``np.matmul(..., out=scratch.loglik)``) and pass in, the rest internal.
+
+    Why: a posterior's ability draws call it once per draw with arrays of the same shape; fresh
+    (groups, nodes) arrays each time cost page faults on first touch, which on the
+    ConspiracistBeliefs GRM (2,209 patterns x 49 nodes) took more time than the arithmetic
+    (``models/irt_polytomous.md``)."""
+
+    def __init__(self, groups: int, nodes: int):
+        self.loglik, self.gradient, self.log_post, self.slope, self.scaled = (np.empty((groups, nodes)) for _ in range(5))
+        self.cumulative, self.multiplier = np.empty((groups, nodes - 1)), np.empty((groups, nodes - 1))
+
+    def fits(self, shape: tuple) -> bool:
+        """Whether the scratch serves a (groups, nodes) ``shape``."""
+        return self.loglik.shape == tuple(shape)
 
 
 def draw_log_concave(
@@ -269,6 +289,7 @@ def draw_log_concave(
     *,
     unit_index: np.ndarray | None = None,
     mh_steps: int = 2,
+    scratch: ConcaveScratch | None = None,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     r"""One exact draw of z per unit from a log-concave conditional, by rejection from the
     envelope of :func:`bayes_raters.interpolant.concave_envelope`; for one posterior draw.
@@ -282,12 +303,16 @@ def draw_log_concave(
     unit fell back), and each group's
     :func:`marginal_loglik` (the interpolant's exponentials give it at no extra cost). Units
     still unaccepted after :data:`MAX_ROUNDS` rounds are drawn by :func:`draw_conditional`
-    with ``mh_steps``."""
+    with ``mh_steps``. ``scratch``: a :class:`ConcaveScratch` of this shape to reuse (its
+    ``loglik`` and ``gradient`` may be the inputs)."""
     index = np.arange(len(node_loglik)) if unit_index is None else np.asarray(unit_index)
     nodes = rule.nodes
-    log_post = np.ascontiguousarray(node_loglik + _log_phi(nodes), dtype=float)
-    scaled, log_marginal = exp_and_log_total(log_post, np.exp(rule.log_weights - _log_phi(nodes)))
-    envelope = concave_envelope(log_post, node_gradient - nodes, scaled, nodes)
+    if scratch is None or not scratch.fits(np.shape(node_loglik)):
+        scratch = ConcaveScratch(*np.shape(node_loglik))
+    log_post = np.add(node_loglik, _log_phi(nodes), out=scratch.log_post)
+    scaled, log_marginal = exp_and_log_total(log_post, np.exp(rule.log_weights - _log_phi(nodes)), out=scratch.scaled)
+    slope = np.subtract(node_gradient, nodes, out=scratch.slope)
+    envelope = concave_envelope(log_post, slope, scaled, nodes, out=(scratch.cumulative, scratch.multiplier))
     z, pending, proposed = np.empty(len(index)), np.arange(len(index)), 0
     for round_ in range(MAX_ROUNDS):
         if pending.size == 0:

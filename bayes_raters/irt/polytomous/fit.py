@@ -23,6 +23,7 @@ from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.inference_record import EXACT_REJECTION_THETA, InferenceRecord
 from bayes_raters.irt.polytomous.answered import answer_plan, answered_logp_fn
+from bayes_raters.irt.polytomous.blocks import BlockedOnehot
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
@@ -33,7 +34,7 @@ from bayes_raters.irt.polytomous.model import (
 )
 from bayes_raters.irt.polytomous.result import PolytomousResult
 from bayes_raters.irt.slopes import rest_correlations, warn_contradicted_slopes
-from bayes_raters.quadrature import draw_log_concave
+from bayes_raters.quadrature import ConcaveScratch, draw_log_concave
 from bayes_raters.sampling import derived_rng
 
 
@@ -59,17 +60,20 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     onehot, index = irt["pattern_onehot"].get_value(), irt["respondent_pattern"].get_value()
     answer_rows = answer_row_index(onehot, layout)[index]
     plan = answer_plan(answer_rows, layout)
+    blocked = BlockedOnehot(onehot, layout.cat_item)
     chains = posterior.sizes["chain"]
 
     def one_chain(c: int, rng: np.random.Generator):
         draws = posterior.isel(chain=c)
         a, b = draws["a"].transpose("draw", "item").values, draws["b"].transpose("draw", "threshold").values
         theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
+        scratch = ConcaveScratch(len(onehot), len(rule.nodes))
         for s in range(len(a)):
-            table = onehot @ category_logp(model, a[s], b[s], rule.nodes, layout, lib=np)
+            table = blocked.product(category_logp(model, a[s], b[s], rule.nodes, layout, lib=np), out=scratch.loglik)
             exact = answered_logp_fn(model, a[s], b[s], answer_rows, layout, plan)
-            gradient = onehot @ category_dlogp(model, a[s], b[s], rule.nodes, layout)
-            theta[s], rate, log_marginal = draw_log_concave(table, gradient, exact, rule, rng, unit_index=index, mh_steps=mh_steps)
+            gradient = blocked.product(category_dlogp(model, a[s], b[s], rule.nodes, layout), out=scratch.gradient)
+            theta[s], rate, log_marginal = draw_log_concave(table, gradient, exact, rule, rng, unit_index=index, mh_steps=mh_steps,
+                                                            scratch=scratch)
             log_lik[s] = log_marginal[index]
             accepted.append(rate)
         return theta, log_lik, accepted

@@ -31,7 +31,8 @@ nutpie: bulk ESS 496 -> 1,220 of 2,000 draws).
 Likelihood. Every (item, category) pair is one row of a "category" axis; the log-probability of
 every category at every quadrature node is a (categories, nodes) matrix, and a pattern's
 log-likelihood at the nodes is a one-hot (patterns, categories) matrix times it: one matrix
-product, as for binary items. Identical patterns (missing answers included) are pooled.
+product, as for binary items (the NumPy paths form it by blocks of items,
+:mod:`~bayes_raters.irt.polytomous.blocks`). Identical patterns (missing answers included) are pooled.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import pytensor.tensor as pt
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InputWarning, InsufficientDataError, InvalidInputError
 from bayes_raters.fit_spec import FitSpec
+from bayes_raters.irt.polytomous.blocks import BlockedOnehot
 from bayes_raters.laplace import NumpyTerm
 from bayes_raters.quadrature import QuadratureRule, exp_and_log_total, fast_softplus, marginal_loglik, rule_for
 
@@ -313,14 +315,15 @@ def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, count
     r"""The Potential ``marginal_loglik`` in NumPy, as a function of the slopes ``a`` and thresholds
     ``b``: :math:`\sum_p n_p \log\sum_q w_q \exp(y_p^\top \log P_{\cdot q})`, the category table
     by :func:`category_logp` (``lib=np``). The Laplace proposals' log densities use it
-    (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one matrix
-    product per evaluation against PyTensor's graph on the Numba backend, which evaluates them
-    one at a time; and the log-sum-exp without its maximum pass where the sums allow
+    (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one
+    one-hot product by blocks of items (:class:`~bayes_raters.irt.polytomous.blocks.BlockedOnehot`)
+    per evaluation against PyTensor's graph on the Numba backend, which evaluates them one at a time; and the log-sum-exp without its maximum pass where the sums allow
     (:func:`~bayes_raters.quadrature.exp_and_log_total`; ``models/irt_polytomous.md`` gives the timings)."""
     nodes, weights = np.asarray(rule.nodes, float), np.exp(rule.log_weights)
+    blocked = BlockedOnehot(onehot, layout.cat_item)
 
     def function(a, b):
-        per_node = onehot @ category_logp(model, np.asarray(a, float), np.asarray(b, float), nodes, layout, lib=np)
+        per_node = blocked.product(category_logp(model, np.asarray(a, float), np.asarray(b, float), nodes, layout, lib=np))
         return float(counts @ exp_and_log_total(per_node, weights)[1])
 
     return function
