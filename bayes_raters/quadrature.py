@@ -264,12 +264,12 @@ def exp_and_log_total(log_post: np.ndarray, weights: np.ndarray, out: np.ndarray
 class ConcaveScratch:
     """The (groups, nodes) arrays :func:`draw_log_concave` fills on every call, allocated once
     for repeated calls of one shape (one per thread): ``loglik`` and ``gradient`` for the caller
-    to fill (``np.matmul(..., out=scratch.loglik)``) and pass in, the rest internal.
+    to fill (``BlockedOnehot.product(..., out=scratch.loglik)``) and pass in, the rest internal.
+    The inputs are not modified, and the draws are the same with or without it.
 
-    Why: a posterior's ability draws call it once per draw with arrays of the same shape; fresh
-    (groups, nodes) arrays each time cost page faults on first touch, which on the
-    ConspiracistBeliefs GRM (2,209 patterns x 49 nodes) took more time than the arithmetic
-    (``models/irt_polytomous.md``)."""
+    Why: a posterior's ability draws call it once per draw with arrays of the same shape, and
+    fresh (groups, nodes) arrays each time cost page faults on first touch
+    (``models/irt_polytomous.md`` has the measurement)."""
 
     def __init__(self, groups: int, nodes: int):
         self.loglik, self.gradient, self.log_post, self.slope, self.scaled = (np.empty((groups, nodes)) for _ in range(5))

@@ -202,6 +202,34 @@ def test_log_concave_draws_repeat_with_the_seed_and_fall_back_after_max_rounds(m
     assert _ks_against_exact(z, y, a, b) > 0.01
 
 
+def test_log_concave_draws_are_the_same_with_reused_scratch_arrays():
+    """A ConcaveScratch reused across calls (its loglik and gradient passed as the inputs, as the
+    polytomous fit does) gives the same draws and marginals as fresh arrays; a scratch of
+    another shape is not used."""
+    from bayes_raters.quadrature import ConcaveScratch
+
+    a, b = _hard_items(20)
+    rule = rule_for(20)
+    patterns = _patterns(a, b)
+    ys = [patterns["theta +2"], patterns["theta +0"], np.ones(len(a))]
+    table = np.stack([_loglik(rule.nodes, y, a, b) for y in ys])
+    gradient = np.stack([_gradient(rule.nodes, y, a, b) for y in ys])
+    units = np.repeat(np.arange(3), 200)  # unit i belongs to group units[i]
+    exact = lambda x, which: np.array([_loglik(v, ys[units[i]], a, b)[0] for v, i in zip(x, which)])  # noqa: E731
+    scratch = ConcaveScratch(*table.shape)
+    scratch.loglik[:], scratch.gradient[:] = table, gradient
+    for seed in (1, 2):  # the second call reuses the arrays the first one used and filled
+        fresh = draw_log_concave(table, gradient, exact, rule, np.random.default_rng(seed), unit_index=units)
+        reused = draw_log_concave(scratch.loglik, scratch.gradient, exact, rule, np.random.default_rng(seed), unit_index=units,
+                                  scratch=scratch)
+        np.testing.assert_array_equal(fresh[0], reused[0])
+        np.testing.assert_array_equal(fresh[2], reused[2])
+    np.testing.assert_array_equal(scratch.loglik, table)  # the inputs are left as they were
+    other = ConcaveScratch(2, len(rule.nodes))
+    wrong = draw_log_concave(table, gradient, exact, rule, np.random.default_rng(1), unit_index=units, scratch=other)
+    np.testing.assert_array_equal(wrong[0], draw_log_concave(table, gradient, exact, rule, np.random.default_rng(1), unit_index=units)[0])
+
+
 def test_exp_and_log_total_matches_logsumexp_inside_and_outside_the_unscaled_range():
     """Rows whose sum stays unscaled, and rows far below (-2,000) or above (+900) it, which
     take the maximum-scaled path: the log totals equal scipy's logsumexp with the weights."""
