@@ -317,7 +317,8 @@ def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, count
     by :func:`category_logp` (``lib=np``). The Laplace proposals' log densities use it
     (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one
     one-hot product by blocks of items (:class:`~bayes_raters.irt.polytomous.blocks.BlockedOnehot`)
-    per evaluation against PyTensor's graph on the Numba backend, which evaluates them one at a time; and the log-sum-exp without its maximum pass where the sums allow
+    per evaluation against PyTensor's graph on the Numba backend, which evaluates them one at a
+    time; and the log-sum-exp without its maximum pass where the sums allow
     (:func:`~bayes_raters.quadrature.exp_and_log_total`; ``models/irt_polytomous.md`` gives the timings)."""
     nodes, weights = np.asarray(rule.nodes, float), np.exp(rule.log_weights)
     blocked = BlockedOnehot(onehot, layout.cat_item)
