@@ -120,23 +120,31 @@ def _envelope_masses(log_post, gradient, scaled, nodes, cumulative, multiplier):
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope_draw(log_post, nodes, cumulative, multiplier, index, u_cell, u_within, u_accept):
-    """One proposal per unit from its group's envelope; ``squeezed`` where it is accepted without
-    the exact density (:math:`u M_k \\le 1`), else ``bar``: accept iff the exact log density at
-    the point is at least ``bar``."""
-    units = index.size
+def envelope_point(log_post, nodes, cumulative, multiplier, g, u_cell, u_within, u_accept):
+    """One proposal from group ``g``'s envelope (:func:`concave_envelope`) from three uniforms:
+    ``(point, bar, squeezed)``, ``squeezed`` where it is accepted without the exact density
+    (:math:`u M_k \\le 1`), else ``bar``: accept iff the exact log density at the point is at
+    least ``bar``."""
     cells = nodes.size - 1
+    cell = min(np.searchsorted(cumulative[g], u_cell), cells - 1)
+    d = log_post[g, cell + 1] - log_post[g, cell]
+    t = _within_cell(d, u_within)
+    point = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
+    scaled_u = u_accept * multiplier[g, cell]
+    if scaled_u <= 1.0:
+        return point, -np.inf, True
+    return point, log_post[g, cell] + d * t + np.log(scaled_u), False
+
+
+@numba.njit(cache=True, nogil=True)
+def _envelope_draw(log_post, nodes, cumulative, multiplier, index, u_cell, u_within, u_accept):
+    """One proposal per unit from its group's envelope (:func:`envelope_point`)."""
+    units = index.size
     points, bar = np.empty(units), np.empty(units)
     squeezed = np.empty(units, dtype=np.bool_)
     for i in range(units):
-        g = index[i]
-        cell = min(np.searchsorted(cumulative[g], u_cell[i]), cells - 1)
-        d = log_post[g, cell + 1] - log_post[g, cell]
-        t = _within_cell(d, u_within[i])
-        points[i] = nodes[cell] + t * (nodes[cell + 1] - nodes[cell])
-        scaled_u = u_accept[i] * multiplier[g, cell]
-        squeezed[i] = scaled_u <= 1.0
-        bar[i] = log_post[g, cell] + d * t + np.log(scaled_u) if not squeezed[i] else -np.inf
+        points[i], bar[i], squeezed[i] = envelope_point(log_post, nodes, cumulative, multiplier, index[i], u_cell[i], u_within[i],
+                                                        u_accept[i])
     return points, bar, squeezed
 
 

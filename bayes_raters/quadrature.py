@@ -290,6 +290,7 @@ def draw_log_concave(
     unit_index: np.ndarray | None = None,
     mh_steps: int = 2,
     scratch: ConcaveScratch | None = None,
+    unit_draws: Callable | None = None,
 ) -> tuple[np.ndarray, float, np.ndarray]:
     r"""One exact draw of z per unit from a log-concave conditional, by rejection from the
     envelope of :func:`bayes_raters.interpolant.concave_envelope`; for one posterior draw.
@@ -304,7 +305,11 @@ def draw_log_concave(
     :func:`marginal_loglik` (the interpolant's exponentials give it at no extra cost). Units
     still unaccepted after :data:`MAX_ROUNDS` rounds are drawn by :func:`draw_conditional`
     with ``mh_steps``. ``scratch``: a :class:`ConcaveScratch` of this shape to reuse (its
-    ``loglik`` and ``gradient`` may be the inputs)."""
+    ``loglik`` and ``gradient`` may be the inputs). ``unit_draws(log_post, nodes, envelope,
+    index, rng) -> (z, done, proposed)``: a compiled first round that tries several proposals per
+    unit with the same envelope and exact likelihood (the GRM's,
+    :func:`bayes_raters.irt.polytomous.answered.grm_unit_draws`); the units it left undone go
+    through the rounds."""
     index = np.arange(len(node_loglik)) if unit_index is None else np.asarray(unit_index)
     nodes = rule.nodes
     if scratch is None or not scratch.fits(np.shape(node_loglik)):
@@ -313,8 +318,11 @@ def draw_log_concave(
     scaled, log_marginal = exp_and_log_total(log_post, np.exp(rule.log_weights - _log_phi(nodes)), out=scratch.scaled)
     slope = np.subtract(node_gradient, nodes, out=scratch.slope)
     envelope = concave_envelope(log_post, slope, scaled, nodes, out=(scratch.cumulative, scratch.multiplier))
-    z, pending, proposed = np.empty(len(index)), np.arange(len(index)), 0
-    for round_ in range(MAX_ROUNDS):
+    z, pending, proposed, start_round = np.empty(len(index)), np.arange(len(index)), 0, 0
+    if unit_draws is not None:
+        z, done, proposed = unit_draws(log_post, nodes, envelope, index, rng)
+        pending, start_round = np.flatnonzero(~done), 1
+    for round_ in range(start_round, MAX_ROUNDS):
         if pending.size == 0:
             break
         copies = 1 if round_ == 0 else COPIES  # after the first round, several proposals per unit: fewer rounds

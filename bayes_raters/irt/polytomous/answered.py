@@ -31,9 +31,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bayes_raters.irt.polytomous.kernel import gpcm_answered_units, step_sums
+from bayes_raters.irt.polytomous.kernel import gpcm_answered_units, grm_rejection, step_sums
 from bayes_raters.quadrature import fast_softplus
 
+#: Proposals per unit in the compiled GRM step (:func:`grm_unit_draws`): with the envelope's
+#: acceptance near 0.8, a unit is left for the general rounds about once in 600.
+UNIT_TRIES = 4
 #: The stand-in for a missing threshold (a lowest category's lower one is -SENTINEL, a highest
 #: category's upper one +SENTINEL) in units of :math:`a b`.
 SENTINEL = 1e8
@@ -42,12 +45,14 @@ SENTINEL = 1e8
 def answer_plan(rows: np.ndarray, layout) -> dict:
     """The theta-independent part of :func:`answered_logp`: the answered (unit, category row)
     pairs, their items and categories (the GPCM kernel's input), and the dense (units, items)
-    category rows (the GRM's; -1 where unanswered). Built once per fit."""
+    category rows (the GRM's: ``rows`` with -1 where unanswered, ``cells`` with the row past the
+    last there, which :func:`_grm_rows` makes the unanswered cell's). Built once per fit."""
     rows = np.asarray(rows)
     unit, column = np.nonzero(rows >= 0)
     row = rows[unit, column]
     start = np.concatenate([[0], np.cumsum(np.bincount(unit, minlength=len(rows)))])  # unit u's pairs: start[u]:start[u + 1]
-    return {"start": start, "item": layout.cat_item[row], "step": layout.step[row], "rows": rows, "n_units": len(rows)}
+    cells = np.ascontiguousarray(np.where(rows >= 0, rows, len(layout.cat_item)), dtype=np.int64)  # past the last row: unanswered
+    return {"start": start, "item": layout.cat_item[row], "step": layout.step[row], "rows": rows, "n_units": len(rows), "cells": cells}
 
 
 def answered_logp_fn(model: str, a, b, rows: np.ndarray, layout, plan: dict | None = None) -> Callable[..., np.ndarray]:
@@ -69,7 +74,7 @@ def answered_logp_fn(model: str, a, b, rows: np.ndarray, layout, plan: dict | No
 
         return gpcm
     slope, below, above, gap = _grm_rows(a, b, layout)
-    cells = np.where(plan["rows"] >= 0, plan["rows"], len(slope) - 1)  # the last row: the unanswered cell's
+    cells = plan["cells"]
 
     def logp(theta, units=None):
         chosen = cells if units is None else cells[units]
@@ -80,6 +85,21 @@ def answered_logp_fn(model: str, a, b, rows: np.ndarray, layout, plan: dict | No
         return gap[chosen].sum(axis=1) - terms.sum(axis=1)
 
     return logp
+
+
+def grm_unit_draws(a, b, layout, plan: dict, tries: int = UNIT_TRIES) -> Callable[..., tuple]:
+    r"""The GRM's first rejection proposals for one posterior draw, compiled
+    (:func:`~bayes_raters.irt.polytomous.kernel.grm_rejection`): ``(log_post, nodes, envelope,
+    index, rng) -> (z, done, proposed)``, the ``unit_draws`` of
+    :func:`bayes_raters.quadrature.draw_log_concave`; ``tries`` proposals per unit at most."""
+    slope, below, above, gap = _grm_rows(np.asarray(a, float), np.asarray(b, float), layout)
+
+    def draws(log_post, nodes, envelope, index, rng):
+        u = rng.random((tries, 3, len(index)))
+        return grm_rejection(log_post, np.asarray(nodes, float), envelope[0], envelope[1], np.asarray(index, np.int64), plan["cells"],
+                             slope, below, above, gap, u)
+
+    return draws
 
 
 def _grm_rows(a: np.ndarray, b: np.ndarray, layout):

@@ -22,7 +22,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.inference_record import EXACT_REJECTION_THETA, InferenceRecord
-from bayes_raters.irt.polytomous.answered import answer_plan, answered_logp_fn
+from bayes_raters.irt.polytomous.answered import answer_plan, answered_logp_fn, grm_unit_draws
 from bayes_raters.irt.polytomous.blocks import BlockedOnehot
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
@@ -44,6 +44,28 @@ def answer_row_index(onehot: np.ndarray, layout: CategoryLayout) -> np.ndarray:
     pattern, row = np.nonzero(onehot)
     out[pattern, layout.cat_item[row]] = row
     return out
+
+
+#: Posterior draws whose GRM category tables one NumPy call forms (:func:`category_tables`).
+TABLE_BATCH = 50
+
+
+def category_tables(model: str, a: np.ndarray, b: np.ndarray, nodes: np.ndarray, layout: CategoryLayout):
+    """``(category_logp, category_dlogp)`` at the nodes, (category rows, nodes) each, for every
+    posterior draw of ``a`` (draws, items) and ``b`` (draws, thresholds) in turn. The GRM's come
+    :data:`TABLE_BATCH` draws at a time, as the tables of one layout of that many copies of the
+    items (the same numbers): one call per draw was many small NumPy calls, which the chains'
+    threads wait on each other for (``models/irt_polytomous.md``). The GPCM's step sums would
+    grow with the square of the copies, so its tables come one draw at a time."""
+    size = min(TABLE_BATCH, len(a)) if model == "grm" else 1
+    full = layout if size == 1 else CategoryLayout(np.tile(layout.n_categories, size))
+    for start in range(0, len(a), size):
+        count = min(size, len(a) - start)
+        copies = full if count == size else CategoryLayout(np.tile(layout.n_categories, count))
+        shape = (count, len(layout.cat_item), len(nodes))
+        logp = category_logp(model, a[start:start + count].ravel(), b[start:start + count].ravel(), nodes, copies, lib=np)
+        dlogp = category_dlogp(model, a[start:start + count].ravel(), b[start:start + count].ravel(), nodes, copies)
+        yield from zip(logp.reshape(shape), dlogp.reshape(shape))
 
 
 def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None, mh_steps: int = 2, cores: int | None = None):
@@ -68,12 +90,13 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
         a, b = draws["a"].transpose("draw", "item").values, draws["b"].transpose("draw", "threshold").values
         theta, log_lik, accepted = np.empty((len(a), len(index))), np.empty((len(a), len(index))), []
         scratch = ConcaveScratch(len(onehot), len(rule.nodes))
-        for s in range(len(a)):
-            table = blocked.product(category_logp(model, a[s], b[s], rule.nodes, layout, lib=np), out=scratch.loglik)
+        for s, (logp, dlogp) in enumerate(category_tables(model, a, b, rule.nodes, layout)):
+            table = blocked.product(logp, out=scratch.loglik)
             exact = answered_logp_fn(model, a[s], b[s], answer_rows, layout, plan)
-            gradient = blocked.product(category_dlogp(model, a[s], b[s], rule.nodes, layout), out=scratch.gradient)
+            gradient = blocked.product(dlogp, out=scratch.gradient)
+            fused = grm_unit_draws(a[s], b[s], layout, plan) if model == "grm" else None
             theta[s], rate, log_marginal = draw_log_concave(table, gradient, exact, rule, rng, unit_index=index, mh_steps=mh_steps,
-                                                            scratch=scratch)
+                                                            scratch=scratch, unit_draws=fused)
             log_lik[s] = log_marginal[index]
             accepted.append(rate)
         return theta, log_lik, accepted

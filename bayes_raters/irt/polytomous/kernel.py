@@ -1,6 +1,7 @@
 r"""The GPCM log-probability of every answered (unit, item) pair at the unit's own
-:math:`\theta`, compiled with Numba: the exact likelihood of the theta draws' Metropolis-Hastings
-correction (:func:`bayes_raters.irt.polytomous.answered.answered_logp`).
+:math:`\theta`, compiled with Numba: the exact likelihood of the theta draws' rejection step
+(:func:`bayes_raters.irt.polytomous.answered.answered_logp`); and the GRM's whole rejection step
+for the first proposals of every unit (:func:`grm_rejection`).
 
 For item :math:`j` with slope :math:`a`, cumulative step sums :math:`s_k` (:math:`s_0 = 0`)
 and categories :math:`k = 0, \dots, K - 1`,
@@ -16,12 +17,20 @@ maximum and the exps, and took two thirds of the GPCM's theta draws; compiled, t
 take a quarter of the time (``models/irt_polytomous.md``; ``tests/irt/polytomous/test_fit.py``
 checks the kernel against
 :func:`bayes_raters.irt.polytomous.category_logp`).
+
+Why the GRM's rejection step is one compiled call: the chains' ability draws run in threads, and
+the step's many small NumPy calls (a proposal round, the exact likelihood of the proposals the
+squeeze left) made each thread wait on the other for the GIL; one ``nogil`` call per posterior
+draw does not (``models/irt_polytomous.md``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from bayes_raters.interpolant import envelope_point
+from bayes_raters.quadrature import LOG_ROOT_2PI
 
 
 @numba.njit(cache=True, nogil=True)
@@ -113,3 +122,41 @@ def gpcm_expected(theta, a, sums, coefficients, values):
                         mean += values[k] * np.exp(slope * (k * t - sums[d, j, k]) - log_norm)
                     out[d, i, j] = mean
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _softplus(x):
+    r""":math:`\log(1 + e^x)` as :math:`\max(x, 0) + \log(1 + e^{-|x|})`."""
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
+@numba.njit(cache=True, nogil=True)
+def grm_unit_logp(theta, cells, slope, below, above, gap):
+    r"""One unit's GRM log-likelihood at ``theta``: over its category rows ``cells`` (one per
+    item; the unanswered cell's row adds 0), :math:`g_r - \operatorname{sp}(\text{below}_r - a_r\theta)
+    - \operatorname{sp}(a_r\theta - \text{above}_r)` (:mod:`bayes_raters.irt.polytomous.answered`'s formula)."""
+    total = 0.0
+    for r in cells:
+        x = slope[r] * theta
+        total += gap[r] - _softplus(below[r] - x) - _softplus(x - above[r])
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def grm_rejection(log_post, nodes, cumulative, multiplier, index, cells, slope, below, above, gap, u):
+    r"""Rejection draws of the GRM abilities from the envelope of
+    :func:`bayes_raters.interpolant.concave_envelope`: unit ``i`` (group ``index[i]``, category
+    rows ``cells[i]``) tries the proposals of its uniforms ``u[t, :, i]`` in turn and keeps the
+    first accepted, by the squeeze or by its exact log density (:func:`grm_unit_logp` plus the
+    normal prior's) against the proposal's bar. Returns ``(z, done, proposed)``: the draws, which
+    units were accepted within ``u.shape[0]`` tries, and the proposals made."""
+    tries, units = u.shape[0], u.shape[2]
+    z, done, proposed = np.zeros(units), np.zeros(units, dtype=np.bool_), 0
+    for i in range(units):
+        for t in range(tries):
+            point, bar, squeezed = envelope_point(log_post, nodes, cumulative, multiplier, index[i], u[t, 0, i], u[t, 1, i], u[t, 2, i])
+            proposed += 1
+            if squeezed or grm_unit_logp(point, cells[i], slope, below, above, gap) - 0.5 * point * point - LOG_ROOT_2PI >= bar:
+                z[i], done[i] = point, True
+                break
+    return z, done, proposed

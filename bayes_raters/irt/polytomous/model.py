@@ -37,6 +37,7 @@ product, as for binary items (the NumPy paths form it by blocks of items,
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -129,15 +130,20 @@ class CategoryLayout:
         # GRM: category k lies between thresholds k (below) and k + 1 (above), clipped to the item's own
         self.below = self.thr_start[self.cat_item] + np.clip(self.step - 1, 0, None)
         self.above = self.thr_start[self.cat_item] + np.minimum(self.step, self.n_categories[self.cat_item] - 2)
-        # GPCM: cumulative step sums, and the padded (items, K_max) index of each item's categories
-        self.cumulative = (
-            (self.thr_item[None, :] == self.cat_item[:, None]) & (self.thr_step[None, :] <= self.step[:, None])
-        ).astype(float)
-        k_max = int(self.n_categories.max())
-        padded = np.full((self.n_items, k_max), len(self.cat_item))  # the pad points past the last row
+
+    @functools.cached_property
+    def cumulative(self) -> np.ndarray:
+        """GPCM: (category rows, thresholds) 1 where the threshold enters the row's step sum
+        (built on first use: the GRM never needs it, and it grows with the square of the items)."""
+        return ((self.thr_item[None, :] == self.cat_item[:, None]) & (self.thr_step[None, :] <= self.step[:, None])).astype(float)
+
+    @functools.cached_property
+    def padded(self) -> np.ndarray:
+        """GPCM: the (items, K_max) category rows of each item, padded with the row past the last."""
+        padded = np.full((self.n_items, int(self.n_categories.max())), len(self.cat_item))
         for j in range(self.n_items):
             padded[j, : self.n_categories[j]] = self.cat_start[j] + np.arange(self.n_categories[j])
-        self.padded = padded
+        return padded
 
 
 def category_logp(model: str, a, b, theta, layout: CategoryLayout, lib=pt):

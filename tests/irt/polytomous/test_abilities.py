@@ -59,3 +59,43 @@ def test_theta_draws_follow_the_exact_conditional(model):
         sample = theta.sel(respondent=who).values.ravel()
         assert stats.ks_1samp(sample, lambda t: np.interp(t, grid, cdf)).pvalue > 0.01, who
     assert 0.5 < acceptance <= 1.0
+
+
+@pytest.mark.parametrize("model", ["grm", "gpcm"])
+def test_category_tables_equal_one_draw_at_a_time(model):
+    """category_tables (the GRM's in batches of TABLE_BATCH draws, with a partial last batch)
+    give every draw's category_logp and category_dlogp as one call per draw does."""
+    from bayes_raters.irt.polytomous.fit import TABLE_BATCH, category_tables
+
+    rng = np.random.default_rng(5)
+    layout = CategoryLayout(np.array([2, 5, 3, 4]))
+    draws = TABLE_BATCH + 7
+    a = rng.lognormal(0.0, 0.5, (draws, layout.n_items))
+    b = np.stack([np.concatenate([np.sort(rng.normal(0, 1.5, k - 1)) for k in layout.n_categories]) for _ in range(draws)])
+    nodes = np.linspace(-6, 6, 31)
+    tables = list(category_tables(model, a, b, nodes, layout))
+    assert len(tables) == draws
+    for s, (logp, dlogp) in enumerate(tables):
+        np.testing.assert_allclose(logp, category_logp(model, a[s], b[s], nodes, layout, lib=np), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(dlogp, category_dlogp(model, a[s], b[s], nodes, layout), rtol=0, atol=1e-12)
+
+
+def test_compiled_grm_unit_loglik_equals_the_numpy_one():
+    """kernel.grm_unit_logp (the compiled rejection step's likelihood) against answered_logp_fn
+    for every respondent of _ratings (missing answers included), at abilities from -8 to 8."""
+    from bayes_raters.irt.polytomous.answered import _grm_rows, answer_plan, answered_logp_fn
+    from bayes_raters.irt.polytomous.fit import answer_row_index
+    from bayes_raters.irt.polytomous.kernel import grm_unit_logp
+
+    irt = build_polytomous_model(_ratings(), "grm")
+    layout = irt.polytomous["layout"]
+    onehot, index = irt["pattern_onehot"].get_value(), irt["respondent_pattern"].get_value()
+    rows = answer_row_index(onehot, layout)[index]
+    plan = answer_plan(rows, layout)
+    a, b = np.array([0.8, 1.5, 3.0, 5.0]), np.array([-1.0, 0.0, 1.0, -0.5, 0.2, 0.9, -1.5, -0.3, 0.4, 0.0, 0.5, 1.0])
+    numpy_logp = answered_logp_fn("grm", a, b, rows, layout, plan)
+    parts = _grm_rows(a, b, layout)
+    for theta in np.linspace(-8, 8, 17):
+        expected = numpy_logp(np.full(len(rows), theta))
+        compiled = [grm_unit_logp(theta, plan["cells"][i], *parts) for i in range(len(rows))]
+        np.testing.assert_allclose(compiled, expected, rtol=1e-12, atol=1e-12)
