@@ -115,3 +115,22 @@ def test_intervals_cover_the_truth_on_the_models_scale(seed):
     assert 0.84 <= ((items["b_lower"] <= b) & (b <= items["b_upper"])).mean() <= 0.96
     rank = theta.rank(ascending=False).reindex(systems.index)
     assert ((systems["rank_lower"] <= rank) & (rank <= systems["rank_upper"])).mean() >= 0.8
+
+
+def test_the_first_check_waits_for_1000_draws_when_thousands_of_parameters_are_checked(monkeypatch):
+    """draws=None: the first convergence check comes at 1,000 draws per chain from MANY_PARAMETERS
+    checked parameters (systems + 2 x items), at 700 below; the record's rule says which. 30 x 20
+    (70 parameters) with the threshold at 70 and at its default (2,000), at most 1,000 draws."""
+    import bayes_raters.leaderboard.fit as leaderboard_fit
+
+    answers, _ = simulate_leaderboard(30, 20, random_seed=2)
+    monkeypatch.setattr(leaderboard_fit, "AUTO_MAX_DRAWS", 1000)
+    rules = []
+    for threshold in (70, leaderboard_fit.MANY_PARAMETERS):
+        monkeypatch.setattr(leaderboard_fit, "MANY_PARAMETERS", threshold)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit_leaderboard(answers, random_seed=2, progressbar=False, tune=50)
+        rules.append((result.inference.draws_rule, result.idata["posterior"].sizes["draw"]))
+    assert rules[0][0].startswith("1000 draws per chain") and rules[0][1] == 1000
+    assert rules[1][0].startswith("700 draws per chain") and rules[1][1] in (700, 1000)
