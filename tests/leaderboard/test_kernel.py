@@ -36,8 +36,10 @@ def test_system_pass_is_the_loglik_gradient_and_information_per_system():
     np.testing.assert_allclose(got[2], (w * a**2).sum(1), rtol=1e-10)
 
 
-def test_item_pass_is_the_loglik_gradient_and_information_per_item_in_log_a_and_b():
-    answers, theta, a, b = _case(1)
+@pytest.mark.parametrize("n_systems", [23, 1300])
+def test_item_pass_is_the_loglik_gradient_and_information_per_item_in_log_a_and_b(n_systems):
+    """23 systems (one chunk of answers per logarithm) and 1,300 (two full chunks of 512 and a remainder)."""
+    answers, theta, a, b = _case(1, n_systems=n_systems)
     eta, ll, resid, w = _reference(answers, theta, a, b)
     ll_j, grad, info = item_pass(np.ascontiguousarray(answers.T), theta, a, b)
     np.testing.assert_allclose(ll_j, ll.sum(0), rtol=1e-10)
