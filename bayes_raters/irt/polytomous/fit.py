@@ -23,7 +23,6 @@ from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.inference_record import EXACT_REJECTION_THETA, InferenceRecord
 from bayes_raters.irt.polytomous.answered import answer_plan, answered_logp_fn, grm_unit_draws
-from bayes_raters.irt.polytomous.blocks import BlockedOnehot
 from bayes_raters.irt.polytomous.model import (
     POLYTOMOUS_MODELS,
     CategoryLayout,
@@ -82,7 +81,7 @@ def conditional_thetas(posterior: xr.Dataset, irt, model: str, random_seed=None,
     onehot, index = irt["pattern_onehot"].get_value(), irt["respondent_pattern"].get_value()
     answer_rows = answer_row_index(onehot, layout)[index]
     plan = answer_plan(answer_rows, layout)
-    blocked = BlockedOnehot(onehot, layout.cat_item)
+    blocked = info["blocked"]
     chains = posterior.sizes["chain"]
 
     def one_chain(c: int, rng: np.random.Generator):

@@ -312,22 +312,22 @@ def build_polytomous_model(
         a, b = item_thresholds(model, layout)
         per_pattern = marginal_loglik(pt.dot(y, category_logp(model, a, b, nodes, layout)), rule.log_weights)
         pm.Potential("marginal_loglik", (n * per_pattern).sum())
-    irt.numpy_term = NumpyTerm("marginal_loglik", ("a", "b"), numpy_marginal(model, layout, onehot, counts, rule))
-    irt.polytomous = {"model": model, "layout": layout, "categories": categories, "rule": rule, "table": table}
+    blocked = BlockedOnehot(onehot, layout.cat_item)  # built once: the proposals and the theta draws share it
+    irt.numpy_term = NumpyTerm("marginal_loglik", ("a", "b"), numpy_marginal(model, layout, blocked, counts, rule))
+    irt.polytomous = {"model": model, "layout": layout, "categories": categories, "rule": rule, "table": table, "blocked": blocked}
     return irt
 
 
-def numpy_marginal(model: str, layout: CategoryLayout, onehot: np.ndarray, counts: np.ndarray, rule: QuadratureRule):
+def numpy_marginal(model: str, layout: CategoryLayout, blocked: BlockedOnehot, counts: np.ndarray, rule: QuadratureRule):
     r"""The Potential ``marginal_loglik`` in NumPy, as a function of the slopes ``a`` and thresholds
     ``b``: :math:`\sum_p n_p \log\sum_q w_q \exp(y_p^\top \log P_{\cdot q})`, the category table
-    by :func:`category_logp` (``lib=np``). The Laplace proposals' log densities use it
-    (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's vectorised exponentials and one
-    one-hot product by blocks of items (:class:`~bayes_raters.irt.polytomous.blocks.BlockedOnehot`)
-    per evaluation against PyTensor's graph on the Numba backend, which evaluates them one at a
+    by :func:`category_logp` (``lib=np``), the patterns :math:`y_p` as ``blocked``. The Laplace
+    proposals' log densities use it (:class:`~bayes_raters.laplace.NumpyTerm`): NumPy's
+    vectorised exponentials and one one-hot product by blocks of items
+    (:class:`~bayes_raters.irt.polytomous.blocks.BlockedOnehot`) per evaluation against PyTensor's graph on the Numba backend, which evaluates them one at a
     time; and the log-sum-exp without its maximum pass where the sums allow
     (:func:`~bayes_raters.quadrature.exp_and_log_total`; ``models/irt_polytomous.md`` gives the timings)."""
     nodes, weights = np.asarray(rule.nodes, float), np.exp(rule.log_weights)
-    blocked = BlockedOnehot(onehot, layout.cat_item)
 
     def function(a, b):
         per_node = blocked.product(category_logp(model, np.asarray(a, float), np.asarray(b, float), nodes, layout, lib=np))
