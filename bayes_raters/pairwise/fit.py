@@ -138,7 +138,7 @@ def fit_pairwise(
     )
     spec = PairwiseSpec(link=link, prior=tuple(prior), annotator_effects=annotator_effects, slider_resolution=slider_resolution,
                         ties=ties, parametrisation=parametrisation)
-    model = build_pairwise_model(judgements, **spec.builder_options())
+    model = build_pairwise_model(judgements, **spec.builder_options(), fused=nuts_sampler in ("pymc", "nutpie"))
     if target_accept is None:
         target_accept = 0.95 if "bias" in model.named_vars else 0.9
     idata, report = sample_model(

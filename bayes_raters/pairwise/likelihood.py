@@ -30,6 +30,7 @@ import pytensor.tensor as pt
 from scipy import special
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.pairwise.kernel import BradleyTerryRows, pair_segments
 
 OUTCOME_INDEX = {"loss": 0, "tie": 1, "win": 2}  # category of the observed outcome seen from item_a
 OUTCOME_KINDS = list(OUTCOME_INDEX)
@@ -126,8 +127,18 @@ def _bradley_terry_counts_logp(value, log_p, total, log_coefficient, difference)
     return log_coefficient - (losses + wins) * pt.softplus(-difference) - losses * difference
 
 
-def _counts_random(log_p, total, log_coefficient, difference, rng=None, size=None):
-    """Replicated counts: a multinomial draw of ``total`` judgements per pair at p."""
+def _fused_counts_logp(value, log_p, total, log_coefficient, u, consistency, starts, first, second, who):
+    """:func:`_bradley_terry_counts_logp` per row by the compiled passes of
+    :mod:`bayes_raters.pairwise.kernel`, from the abilities ``u``, the annotator multipliers and
+    the pair segments of the rows (PyMC hands the core-dimension inputs with a leading axis of 1)."""
+    flat = [v.reshape((-1,)) for v in (u, consistency, starts, first, second)]
+    loglik, _ = BradleyTerryRows()(*flat, who, value[..., 0], total, log_coefficient)
+    return loglik
+
+
+def _counts_random(log_p, total, log_coefficient, *design, rng=None, size=None):
+    """Replicated counts: a multinomial draw of ``total`` judgements per pair at p (``design``:
+    the likelihood's other inputs, unused here)."""
     p = np.exp(log_p - log_p.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)
     if size is not None:
@@ -140,10 +151,13 @@ def log_multinomial_coefficient(counts: np.ndarray) -> np.ndarray:
     return special.gammaln(counts.sum(axis=-1) + 1) - special.gammaln(counts + 1).sum(axis=-1)
 
 
-def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str) -> None:
+def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str, fused: bool = True) -> None:
     """Add the pooled comparisons to the model in context: ``pm.Data`` of the pairs and an
     observed ``outcome`` (counts, dims ``pair`` x ``outcome_kind``), at abilities
-    ``u`` = lambda s scaled by each annotator's consistency. ``epsilon=None``: no ties."""
+    ``u`` = lambda s scaled by each annotator's consistency (a vector per annotator).
+    ``epsilon=None``: no ties. ``fused``: Bradley-Terry rows (Rao-Kupper without ties) by the
+    compiled passes of :mod:`bayes_raters.pairwise.kernel` (Numba and Python backends); False,
+    or ties, or the probit link: a PyTensor graph (any backend)."""
     a = pm.Data("pair_item_a", pooled["a"].to_numpy(np.int64), dims="pair")
     b = pm.Data("pair_item_b", pooled["b"].to_numpy(np.int64), dims="pair")
     who = pm.Data("pair_annotator", pooled["annotator"].to_numpy(np.int64), dims="pair")
@@ -157,6 +171,13 @@ def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str)
         log_p = probit_logp(difference, epsilon) if epsilon is not None else thurstone_logp(difference)
     logp = _bradley_terry_counts_logp if link == "rao-kupper" and epsilon is None else _counts_logp
     coefficient = pm.Data("pair_log_coefficient", log_multinomial_coefficient(counts), dims="pair")
+    if fused and link == "rao-kupper" and epsilon is None:
+        starts, first, second = pair_segments(pooled["a"].to_numpy(), pooled["b"].to_numpy())
+        pm.CustomDist(
+            "outcome", log_p, total, coefficient, u, consistency, starts, first, second, who, logp=_fused_counts_logp,
+            random=_counts_random, signature="(k),(),(),(i),(j),(s),(p),(p),()->(k)", observed=counts, dims=("pair", "outcome_kind"),
+        )
+        return
     pm.CustomDist(
         "outcome", log_p, total, coefficient, difference, logp=logp, random=_counts_random, signature="(k),(),(),()->(k)",
         observed=counts, dims=("pair", "outcome_kind"),

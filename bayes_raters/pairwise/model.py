@@ -333,6 +333,7 @@ def build_pairwise_model(
     slider_resolution: float = 0.01,
     ties: bool | None = None,
     parametrisation: str = "auto",
+    fused: bool = True,
 ) -> pm.Model:
     """The PyMC model for validated ``data`` (see the module docstring); no sampling.
     ``annotator_effects`` defaults to True when more than one annotator is named. ``ties``:
@@ -342,7 +343,10 @@ def build_pairwise_model(
     logit s and log lambda, ``"differences"`` the abilities' differences
     (:mod:`bayes_raters.pairwise.abilities`; comparisons alone), ``"auto"`` the latter for
     comparisons alone whose win graph bounds every item (:mod:`bayes_raters.pairwise.separation`),
-    with or without annotator consistencies."""
+    with or without annotator consistencies. ``fused`` (default): Bradley-Terry comparisons (no
+    tie band) are computed by the compiled passes of :mod:`bayes_raters.pairwise.kernel` (Numba
+    and Python backends, PyMC's NUTS and nutpie); False writes them as a PyTensor graph, which
+    the JAX samplers need."""
     if link not in LINKS:
         raise InvalidInputError(f"link must be one of {LINKS}, got {link!r}.")
     if not 0 < slider_resolution < 0.5:
@@ -383,7 +387,7 @@ def build_pairwise_model(
             u = pm.LogNormal("lambda", *LAMBDA_PRIOR) * s if len(data.comparisons) else None
         if len(data.comparisons):
             epsilon = pm.HalfNormal("epsilon", 1.0) if ties else None
-            outcome_likelihood(pooled, u, epsilon, consistency, link)
+            outcome_likelihood(pooled, u, epsilon, consistency, link, fused)
         if len(data.scalars):
             scal = data.scalars
             where = pm.Data("scalar_item", items.get_indexer(scal["item"]), dims="scalar")
