@@ -88,8 +88,11 @@ def _folded_rhat(split: np.ndarray, z_split: np.ndarray) -> np.ndarray:
 
 
 def _ess(rows: np.ndarray) -> np.ndarray:
-    """ESS of (P, chains, draws) by Geyer's initial monotone sequence, as ArviZ's ``_ess``."""
+    """ESS of (P, chains, draws) by Geyer's initial monotone sequence, as ArviZ's ``_ess``; NaN
+    (not estimable, so the check fails) with fewer than 4 draws per chain."""
     _, m, n = rows.shape
+    if n < 4:
+        return np.full(rows.shape[0], np.nan)
     size = fft.next_fast_len(2 * n)
     centred = rows - rows.mean(axis=2, keepdims=True)
     spectrum = fft.rfft(centred, n=size, axis=2, workers=-1)
@@ -144,6 +147,11 @@ def tail_ess(values: np.ndarray) -> np.ndarray:
     return _tail_ess(_rows(values))
 
 
+def _smallest(values: np.ndarray) -> float:
+    """The smallest ESS, NaN when none is estimable."""
+    return float(np.nanmin(values)) if np.isfinite(values).any() else float("nan")
+
+
 def leaderboard_report(posterior: xr.Dataset, var_names, *, stop_at_r_hat: float | None = None) -> ConvergenceReport:
     """The fit's :class:`~bayes_raters.sampling.ConvergenceReport` over ``var_names`` (worst R-hat,
     smallest bulk and tail ESS; no divergences: the sampler takes no Hamiltonian steps).
@@ -161,7 +169,7 @@ def leaderboard_report(posterior: xr.Dataset, var_names, *, stop_at_r_hat: float
         if stop_at_r_hat is not None and r_hat[-1] > stop_at_r_hat:
             bulk, tail = [float("nan")], [float("nan")]
             break
-        bulk.append(float(np.nanmin(_ess(z_split))))
-        tail.append(float(np.nanmin(_tail_ess(rows))))
+        bulk.append(_smallest(_ess(z_split)))
+        tail.append(_smallest(_tail_ess(rows)))
     return ConvergenceReport(max_r_hat=max(r_hat), min_ess_bulk=min(bulk), min_ess_tail=min(tail),
                              divergences=0, chains=posterior.sizes["chain"], draws=posterior.sizes["draw"])

@@ -18,7 +18,7 @@ from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
-from bayes_raters.leaderboard.sampler import Chain
+from bayes_raters.leaderboard.sampler import Chain, theta_updates
 from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_converged
 
@@ -30,24 +30,29 @@ from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_co
 AUTO_DRAWS = 700
 AUTO_EXTEND = 300
 AUTO_MAX_DRAWS = 2800
-#: From this many checked parameters (systems + 2 x items) the first check comes at
-#: :data:`AUTO_DRAWS_MANY` draws per chain: over so many parameters the largest R-hat of 700
-#: draws passed 1.01 on no benchmark shape (100 x 2,000, 200 x 10,000, 4,278 x 102, 5,041 x 249;
-#: 1,000 or 1,300 draws each), and a check that fails costs seconds there (``models/leaderboards.md``).
+#: From this many checked parameters (systems + 2 x items), where the items outnumber the systems,
+#: the first check comes at :data:`AUTO_DRAWS_MANY` draws per chain: over so many parameters the
+#: largest R-hat of 700 draws passed 1.01 on no such shape (100 x 2,000, 200 x 10,000: 1,000 or 1,300
+#: draws each), and a check that fails costs seconds there. Where systems outnumber items the
+#: abilities are updated twice a sweep (:func:`~bayes_raters.leaderboard.sampler.theta_updates`) and
+#: 700 draws passed on five of seven seeds at 4,278 x 102 and 5,041 x 249 (``models/leaderboards.md``).
 MANY_PARAMETERS = 2000
 AUTO_DRAWS_MANY = 1000
 
 
-def first_block(n_parameters: int) -> int:
+def first_block(n_systems: int, n_items: int) -> int:
     """Draws per chain before the first convergence check of ``draws=None``."""
-    return AUTO_DRAWS_MANY if n_parameters >= MANY_PARAMETERS else AUTO_DRAWS
+    many = n_systems + 2 * n_items >= MANY_PARAMETERS
+    return AUTO_DRAWS_MANY if many and theta_updates(n_systems, n_items) == 1 else AUTO_DRAWS
+
+
 #: Posterior arrays with one value per item are stored in single precision (memory: chains x
 #: draws x items; 2 x 1,000 x 10,000 is 80 MB per variable in float32).
 ITEM_DTYPE = np.float32
 
 
 @sampler_block(reasons={
-    "draws": "None here (default): 700 (1,000 from 2,000 systems + 2 x items), and 300 more while the convergence check fails, up to 2,800 "
+    "draws": "None here (default): 700 (1,000 from 2,000 systems + 2 x items where items outnumber systems), and 300 more while the convergence check fails, up to 2,800 "
              "(``result.inference.draws_rule`` says how many were needed); NUTS on the joint model did not "
              "converge at this size (``models/leaderboards.md``).",
     "tune": "200 warm-up sweeps here: the blocked sampler's Newton proposals start near the mode and the second half of "
@@ -113,8 +118,8 @@ def fit_leaderboard(
     started = time.perf_counter()
     checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
     blocks: list[list[dict]] = [[] for _ in runs]
-    n_parameters = len(data.systems) + 2 * len(data.items)
-    block = first_block(n_parameters) if draws is None else draws
+    shape = (len(data.systems), len(data.items))
+    block = first_block(*shape) if draws is None else draws
     for chain, run in enumerate(runs):
         run.warm_up(tune, _progress(name, "warmup", chain, chains, tune) if show else None)
     while True:
@@ -131,7 +136,7 @@ def fit_leaderboard(
         print(file=sys.stderr)
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     rule = (f"{draws} draws per chain" if draws is not None else
-            f"{first_block(n_parameters)} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
+            f"{first_block(*shape)} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
     InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler", draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)

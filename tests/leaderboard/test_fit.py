@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayes_raters.errors import InvalidInputError, SmallSampleWarning
+from bayes_raters.errors import ConvergenceWarning, InvalidInputError, SmallSampleWarning
 from bayes_raters.leaderboard import LeaderboardResult, fit_leaderboard, simulate_leaderboard
 
 
@@ -117,20 +117,32 @@ def test_intervals_cover_the_truth_on_the_models_scale(seed):
     assert ((systems["rank_lower"] <= rank) & (rank <= systems["rank_upper"])).mean() >= 0.8
 
 
-def test_the_first_check_waits_for_1000_draws_when_thousands_of_parameters_are_checked(monkeypatch):
+def test_the_first_check_waits_for_1000_draws_when_thousands_of_item_parameters_are_checked(monkeypatch):
     """draws=None: the first convergence check comes at 1,000 draws per chain from MANY_PARAMETERS
-    checked parameters (systems + 2 x items), at 700 below; the record's rule says which. 30 x 20
-    (70 parameters) with the threshold at 70 and at its default (2,000), at most 1,000 draws."""
+    checked parameters (systems + 2 x items) where items outnumber systems, at 700 otherwise (there
+    the abilities are updated twice a sweep); the record's rule says which. 20 x 30 (80 parameters)
+    with the threshold at 80 and at its default (2,000), and 30 x 20 (70) with the threshold at 70;
+    at most 1,000 draws."""
     import bayes_raters.leaderboard.fit as leaderboard_fit
 
-    answers, _ = simulate_leaderboard(30, 20, random_seed=2)
     monkeypatch.setattr(leaderboard_fit, "AUTO_MAX_DRAWS", 1000)
     rules = []
-    for threshold in (70, leaderboard_fit.MANY_PARAMETERS):
+    for shape, threshold in (((20, 30), 80), ((20, 30), leaderboard_fit.MANY_PARAMETERS), ((30, 20), 70)):
+        answers, _ = simulate_leaderboard(*shape, random_seed=2)
         monkeypatch.setattr(leaderboard_fit, "MANY_PARAMETERS", threshold)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = fit_leaderboard(answers, random_seed=2, progressbar=False, tune=50)
         rules.append((result.inference.draws_rule, result.idata["posterior"].sizes["draw"]))
     assert rules[0][0].startswith("1000 draws per chain") and rules[0][1] == 1000
-    assert rules[1][0].startswith("700 draws per chain") and rules[1][1] in (700, 1000)
+    for rule, draws in rules[1:]:
+        assert rule.startswith("700 draws per chain") and draws in (700, 1000)
+
+
+def test_a_few_draws_fail_the_check_instead_of_crashing():
+    """draws=5 per chain leaves split halves of 2 draws, too few for Geyer's ESS: the report says
+    not converged (ESS not estimable) and the fit warns; it once raised an argmax error."""
+    answers, _ = simulate_leaderboard(30, 20, random_seed=2)
+    with pytest.warns(ConvergenceWarning, match="ESS nan"):
+        result = fit_leaderboard(answers, random_seed=2, progressbar=False, tune=20, draws=5)
+    assert not result.convergence.converged and np.isnan(result.convergence.min_ess_bulk)

@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 from bayes_raters.leaderboard import build_leaderboard_model, fit_leaderboard, simulate_leaderboard
 from bayes_raters.leaderboard import sampler as blocked
-from bayes_raters.leaderboard.kernel import item_pass
+from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
 from bayes_raters.leaderboard.model import answer_matrix
 
 
@@ -56,6 +56,22 @@ def test_an_item_update_hands_the_next_one_the_pass_at_the_accepted_items(two_pl
         blocked.update_items(data.answers_t, state, rng, two_pl, passed=passed)
 
 
+def test_an_ability_update_hands_the_next_one_the_pass_at_the_accepted_abilities():
+    """Where systems outnumber items a sweep updates the abilities twice, the second from the
+    first one's pass: what it is handed must be the pass at the abilities the first one left."""
+    data, state = _state(5)
+    rng = np.random.default_rng(6)
+    poor = blocked.IndependenceProposal(rng.normal(3.0, 0.1, (200, len(state.theta), 1)))  # far off: many rejections
+    passed = None
+    for _ in range(3):
+        passed = blocked.update_theta(data.answers, data.answers_t, state, rng, poor, passed)
+        assert 0.05 < state.accepted["theta"] < 1.0  # some abilities moved, some stayed
+        fresh = abilities_pass(data.answers, data.answers_t, state.theta, np.exp(state.log_a), state.b)
+        for handed, expected in zip(passed, fresh, strict=True):
+            np.testing.assert_allclose(handed, expected, rtol=1e-12, atol=1e-12)
+    assert [blocked.theta_updates(*shape) for shape in ((4278, 102), (100, 2000), (50, 50))] == [2, 1, 1]
+
+
 def test_the_sigma_draw_is_its_conditional():
     """sigma | deviations, sigma ~ N+(scale): the generalised inverse Gaussian draw against the
     numerically normalised density sigma^-n exp(-sum d^2 / (2 sigma^2) - sigma^2 / (2 scale^2))."""
@@ -90,8 +106,9 @@ def test_the_ability_update_leaves_each_conditional_invariant(with_independence)
         proposal = blocked.IndependenceProposal(warm)
     draws = np.empty((3000, 3))
     answers_t = np.ascontiguousarray(answers.T)
-    for d in range(len(draws)):
-        blocked.update_theta(answers, answers_t, state, rng, proposal)
+    passed = None
+    for d in range(len(draws)):  # each update handed the last one's pass, as in a sweep where systems outnumber items
+        passed = blocked.update_theta(answers, answers_t, state, rng, proposal, passed)
         draws[d] = state.theta
     grid = np.linspace(-6, 9, 6001)
     eta = a * (grid[:, None, None] - b)  # grid x 1 x items
