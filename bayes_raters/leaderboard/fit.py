@@ -1,5 +1,6 @@
 """``fit_leaderboard``: the leaderboard 1PL/2PL (:mod:`bayes_raters.leaderboard.model`) sampled by the blocked sampler
-(:mod:`bayes_raters.leaderboard.sampler`), chains one after another (each sweep uses every core), as a
+(:mod:`bayes_raters.leaderboard.sampler`), the chains side by side in forked processes where the platform allows
+(:mod:`bayes_raters.leaderboard.workers`), as a
 :class:`~bayes_raters.leaderboard.result.LeaderboardResult`."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bayes_raters.leaderboard.convergence import leaderboard_report
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain, theta_updates
+from bayes_raters.leaderboard.workers import advance_chains
 from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_converged
 
@@ -52,7 +54,8 @@ ITEM_DTYPE = np.float32
 
 
 @sampler_block(reasons={
-    "draws": "None here (default): 700 (1,000 from 2,000 systems + 2 x items where items outnumber systems), and 300 more while the convergence check fails, up to 2,800 "
+    "draws": "None here (default): 700 (1,000 from 2,000 systems + 2 x items where items outnumber systems), "
+             "and 300 more while the convergence check fails, up to 2,800 "
              "(``result.inference.draws_rule`` says how many were needed); NUTS on the joint model did not "
              "converge at this size (``models/leaderboards.md``).",
     "tune": "200 warm-up sweeps here: the blocked sampler's Newton proposals start near the mode and the second half of "
@@ -120,11 +123,11 @@ def fit_leaderboard(
     blocks: list[list[dict]] = [[] for _ in runs]
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
-    for chain, run in enumerate(runs):
-        run.warm_up(tune, _progress(name, "warmup", chain, chains, tune) if show else None)
     while True:
-        for chain, run in enumerate(runs):
-            blocks[chain].append(run.sample(block, _progress(name, "draws", chain, chains, block) if show else None))
+        runs, outs = advance_chains(runs, tune, block, name=name, show=show)
+        tune = 0
+        for chain_blocks, out in zip(blocks, outs):
+            chain_blocks.append(out)
         outputs = [{key: np.concatenate([b[key] for b in chain_blocks]) for key in chain_blocks[0]} for chain_blocks in blocks]
         idata = leaderboard_tree(data, outputs, name)
         last = draws is not None or len(outputs[0]["theta"]) + AUTO_EXTEND > AUTO_MAX_DRAWS
@@ -140,16 +143,6 @@ def fit_leaderboard(
     InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler", draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
-
-
-def _progress(name: str, phase: str, chain: int, chains: int, sweeps: int):
-    step = max(1, sweeps // 20)
-
-    def report(done: int) -> None:
-        if done % step == 0 or done == sweeps:
-            print(f"\rleaderboard {name}: chain {chain + 1}/{chains}, {phase} {done}/{sweeps}  ", end="", file=sys.stderr, flush=True)
-
-    return report
 
 
 def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str) -> xr.DataTree:

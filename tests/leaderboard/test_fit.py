@@ -146,3 +146,24 @@ def test_a_few_draws_fail_the_check_instead_of_crashing():
     with pytest.warns(ConvergenceWarning, match="ESS nan"):
         result = fit_leaderboard(answers, random_seed=2, progressbar=False, tune=20, draws=5)
     assert not result.convergence.converged and np.isnan(result.convergence.min_ess_bulk)
+
+
+def test_chains_in_processes_give_the_draws_of_chains_in_turn(monkeypatch):
+    """Two chains forked side by side, continued over several blocks of draws (the automatic rule
+    with tiny blocks), give exactly the draws of the same chains run one after another."""
+    import bayes_raters.leaderboard.fit as leaderboard_fit
+    from bayes_raters.leaderboard import workers
+
+    answers, _ = simulate_leaderboard(40, 30, random_seed=5)
+    for name, value in (("AUTO_DRAWS", 30), ("AUTO_EXTEND", 20), ("AUTO_MAX_DRAWS", 70)):
+        monkeypatch.setattr(leaderboard_fit, name, value)
+    posteriors = []
+    for side_by_side in (2, 1):
+        monkeypatch.setattr(workers, "chain_workers", lambda chains, n=side_by_side: n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit_leaderboard(answers, random_seed=5, progressbar=False, tune=20)
+        posteriors.append(result.idata["posterior"].to_dataset())
+    assert posteriors[0].sizes["draw"] == 70  # three blocks: 30, 20, 20
+    for name in ("theta", "a", "b", "log_a_sigma"):
+        np.testing.assert_array_equal(posteriors[0][name].values, posteriors[1][name].values)
