@@ -26,24 +26,20 @@ import pandas as pd
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from _machine import machine_line  # noqa: E402
 
 from bayes_raters.pairwise import fit_pairwise  # noqa: E402
 from bayes_raters.pairwise.hits import canonical_columns  # noqa: E402
 from bayes_raters.pairwise.model import PairwiseSpec, build_pairwise_model, prepare_data  # noqa: E402
+from tests.pairwise.test_real_designs import judge_comparisons as paircomp_rows  # noqa: E402
 
 FOLDER = Path(__file__).parents[1] / "tests" / "data" / "pairwise"
-OUTCOMES = {1: "win", 0: "tie", -1: "loss"}
 
 
 def judge_comparisons(name: str) -> pd.DataFrame:
-    """Long (judge, item_a, item_b, outcome) rows from a paircomp export (one row per judge, a
-    column "a:b" per pair holding 1, -1, 0 or empty), as the tests read them."""
-    wide = pd.read_csv(FOLDER / f"{name}_wide.csv")
-    long = wide.melt(id_vars="judge", var_name="pair", value_name="value").dropna()
-    pair = long["pair"].str.split(":", expand=True)
-    return pd.DataFrame({"judge": long["judge"].to_numpy(), "item_a": pair[0].to_numpy(), "item_b": pair[1].to_numpy(),
-                         "outcome": long["value"].astype(int).map(OUTCOMES).to_numpy()})
+    """Long (judge, item_a, item_b, outcome) rows of a paircomp export, read as the tests read them."""
+    return paircomp_rows(FOLDER, name)
 
 
 def gradient_ms(comparisons: pd.DataFrame, fused: bool) -> float:

@@ -171,14 +171,11 @@ def outcome_likelihood(pooled: pd.DataFrame, u, epsilon, consistency, link: str,
         log_p = probit_logp(difference, epsilon) if epsilon is not None else thurstone_logp(difference)
     logp = _bradley_terry_counts_logp if link == "rao-kupper" and epsilon is None else _counts_logp
     coefficient = pm.Data("pair_log_coefficient", log_multinomial_coefficient(counts), dims="pair")
+    inputs, signature = (difference,), "(k),(),(),()->(k)"
     if fused and link == "rao-kupper" and epsilon is None:
         starts, first, second = pair_segments(pooled["a"].to_numpy(), pooled["b"].to_numpy())
-        pm.CustomDist(
-            "outcome", log_p, total, coefficient, u, consistency, starts, first, second, who, logp=_fused_counts_logp,
-            random=_counts_random, signature="(k),(),(),(i),(j),(s),(p),(p),()->(k)", observed=counts, dims=("pair", "outcome_kind"),
-        )
-        return
+        inputs, signature, logp = (u, consistency, starts, first, second, who), "(k),(),(),(i),(j),(s),(p),(p),()->(k)", _fused_counts_logp
     pm.CustomDist(
-        "outcome", log_p, total, coefficient, difference, logp=logp, random=_counts_random, signature="(k),(),(),()->(k)",
+        "outcome", log_p, total, coefficient, *inputs, logp=logp, random=_counts_random, signature=signature,
         observed=counts, dims=("pair", "outcome_kind"),
     )
