@@ -47,9 +47,7 @@ though, the mode and Hessian already paid for make a good start for the NUTS tha
 from __future__ import annotations
 
 import functools
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import arviz as az
@@ -61,7 +59,8 @@ import xarray as xr
 from arviz_stats.base import array_stats
 from pymc.initial_point import make_initial_point_fn
 from pymc.pytensorf import join_nonshared_inputs
-from threadpoolctl import threadpool_limits
+
+from bayes_raters.forked import map_forked
 
 #: Proposals per chain, as a multiple of the draws kept per chain.
 PROPOSALS_PER_DRAW = 2
@@ -217,7 +216,7 @@ class LaplaceApproximation:
     shapes: list
     #: PyMC's compiled (logp, gradient) of the raveled value variables (the mode search's, and :func:`warm_start`'s NUTS's)
     logp_dlogp: object = None
-    #: the proposals' log density is mostly NumPy (a :class:`NumpyTerm`), so chains' batches run in threads
+    #: the proposals' log density is mostly NumPy (a :class:`NumpyTerm`), so chains' batches run side by side (:func:`importance_draws`)
     threaded: bool = False
 
     @functools.cached_property
@@ -243,22 +242,27 @@ def laplace_approximation(model: pm.Model, initvals: dict | None = None):
 
 
 def importance_draws(approx: LaplaceApproximation, *, draws: int, chains: int, seeds, proposals_per_draw: int = PROPOSALS_PER_DRAW,
-                     previous=None):
+                     previous=None, processes: bool = True):
     """Raveled resampled draws (chains, draws, d), the :class:`LaplaceCheck` and the proposals
     (per chain: points and log ratios) of a batch of ``proposals_per_draw`` x ``draws`` new
     proposals per chain (``seeds``: one SeedSequence per chain), pooled with ``previous``
-    (an earlier call's proposals from the same approximation) when given."""
+    (an earlier call's proposals from the same approximation) when given. A model with a
+    :class:`NumpyTerm` evaluates each chain's batch in its own forked process
+    (:func:`~bayes_raters.forked.map_forked`; ``processes=False``: threads), the same draws either way."""
     rngs = [np.random.default_rng(s) for s in seeds]
-    f_logp = approx.f_logp  # compiled here, once, before any thread asks
+    f_logp = approx.f_logp  # compiled here, once, before any process or thread asks
 
     def propose(rng):
-        return _propose(f_logp, approx.mode, approx.chol, proposals_per_draw * draws, rng)
+        points, log_r = _propose(f_logp, approx.mode, approx.chol, proposals_per_draw * draws, rng)
+        return points, log_r, rng.bit_generator.state  # a forked child's generator advances there only
 
-    if approx.threaded:  # NumPy's products and exponentials release the GIL: one thread per chain
-        with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=min(len(rngs), os.cpu_count() or 1)) as pool:
-            batches = list(pool.map(propose, rngs))
+    if approx.threaded:  # mostly NumPy between Python steps: one process per chain (or thread where none fork)
+        done = map_forked(propose, rngs, processes=processes)
+        for rng, (_, _, state) in zip(rngs, done):
+            rng.bit_generator.state = state
+        batches = [(points, log_r) for points, log_r, _ in done]
     else:
-        batches = [propose(rng) for rng in rngs]
+        batches = [propose(rng)[:2] for rng in rngs]
     if previous is not None:
         batches = [(np.concatenate([old[0], new[0]]), np.concatenate([old[1], new[1]])) for old, new in zip(previous, batches)]
     kept, check = resampled_batches(batches, draws, rngs)

@@ -162,3 +162,25 @@ def test_nuts_starts_from_the_approximation_only_near_gaussian():
     assert warm_approximation(LaplaceCheck(1.2, 0.7, 900.0, "k", approximation), WARM_K_MAX) is None
     assert warm_approximation(LaplaceCheck(0.85, 0.7, 900.0, "k", approximation), 0.7) is None  # the many-facet model's limit
     assert warm_approximation(LaplaceCheck(np.inf, 0.7, 0.0, "no mode"), WARM_K_MAX) is None
+
+
+def test_forked_proposals_give_the_same_draws_as_threads():
+    """A model with a NumPy term evaluates each chain's proposals in a forked process (threads
+    where the platform does not fork, or when asked): the proposals, their log ratios and the
+    resampled draws (each chain's generator continues where its proposals left it) are the same."""
+    from bayes_raters.irt import simulate_ratings
+    from bayes_raters.irt.polytomous.model import build_polytomous_model
+    from bayes_raters.laplace import importance_draws
+
+    ratings, _ = simulate_ratings(200, 4, 3, random_seed=5)
+    approx, reason = laplace_approximation(build_polytomous_model(ratings, "grm"))
+    assert approx is not None and approx.threaded, reason
+    seeds = np.random.SeedSequence(8).spawn(2)
+    forked = importance_draws(approx, draws=100, chains=2, seeds=seeds, processes=True)
+    threaded = importance_draws(approx, draws=100, chains=2, seeds=seeds, processes=False)
+    for (points, log_r), (same_points, same_log_r) in zip(forked[2], threaded[2]):
+        np.testing.assert_array_equal(points, same_points)
+        np.testing.assert_array_equal(log_r, same_log_r)
+        assert np.isfinite(log_r).all()
+    np.testing.assert_array_equal(forked[0], threaded[0])
+    assert not np.array_equal(forked[2][0][0], forked[2][1][0])  # each chain its own proposals
