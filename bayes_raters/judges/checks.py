@@ -1,0 +1,108 @@
+r"""Replicated data and the check of the human ratings' independence.
+
+The model lets two human ratings of one response share only its true score, so within a system
+they correlate positively: :math:`\sigma_s^2 / (\sigma_s^2 + \sigma_H^2)` after the rater
+effects. Where the ratings of a response agree less than any replicate does (HANNA's crowd
+ratings correlate negatively within every generated-story source), the raters' errors are not
+independent, or the ratings were not made of one true score (slots filled by different workers
+who split the scale, a rater reacting to the others): the intervals then rest on a model the
+data contradict, and the result says so (:func:`human_independence`; ``fit_judges`` warns).
+
+The statistic, per system and over all: the human ratings' within-response correlation
+:math:`\sum_r \sum_{h<h'} e_{rh} e_{rh'} / (\#\text{pairs} \cdot \overline{e^2})`, :math:`e` a
+rating minus its system's mean rating; its posterior predictive p-value is the share of
+replicates at or below the observed value.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.errors import BoundWarning
+from bayes_raters.judges.model import observation_rows, row_terms
+from bayes_raters.results import thinned_posterior
+
+#: Posterior predictive p-value below which the ratings agree less than the model allows.
+INDEPENDENCE_P = 0.025
+
+
+def replicate(result, draws: xr.Dataset, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Replicated human ratings (draws, ratings) and judge scores (draws, scores) on the users'
+    scales, one replicate per posterior draw in ``draws`` (chain-major), for the same design."""
+    from bayes_raters.judges.result import parameter_draws
+
+    data = result.data
+    values, response, system, rater, judge = observation_rows(data)
+    n_human, n = len(data.humans), len(data.responses)
+    out = []
+    for p in parameter_draws(draws, result.spec.shared_error):
+        mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
+        t, f = rng.standard_normal(n), rng.standard_normal(n)
+        out.append(mean + load_true * t[response] + load_shared * f[response] + np.sqrt(variance) * rng.standard_normal(len(values)))
+    out = np.asarray(out)
+    human = data.center + data.scale * out[:, :n_human]
+    j = data.judge_index
+    judges = data.judge_center[j] + data.judge_scale[j] * out[:, n_human:]
+    return human, judges
+
+
+def within_response_correlation(scores: np.ndarray, response: np.ndarray, system: np.ndarray) -> np.ndarray:
+    """The statistic of the module docstring for each row of ``scores`` (replicates x ratings)."""
+    scores = np.atleast_2d(scores)
+    out = np.empty(len(scores))
+    for k, y in enumerate(scores):
+        means = np.bincount(system, weights=y) / np.maximum(np.bincount(system), 1)
+        e = y - means[system]
+        totals, squares = np.bincount(response, weights=e), np.bincount(response, weights=e**2)
+        counts = np.bincount(response)
+        pairs = (counts * (counts - 1) / 2).sum()
+        out[k] = ((totals**2 - squares) / 2).sum() / pairs / np.mean(e**2) if pairs and np.mean(e**2) > 0 else np.nan
+    return out
+
+
+def human_independence(result, n_draws: int = 200, random_seed=0) -> pd.DataFrame:
+    """One row per system and one ``all``: ``n_pairs`` (pairs of ratings of one response),
+    the ``observed`` within-response correlation, the replicates' mean and 90% interval
+    (``replicated_mean``, ``replicated_lower``, ``replicated_upper``), ``p_value`` and
+    ``flagged`` (below :data:`INDEPENDENCE_P`: the ratings agree less than the model allows)."""
+    data = result.data
+    draws = thinned_posterior(result.posterior, n_draws)
+    replicated, _ = replicate(result, draws, np.random.default_rng(random_seed))
+    observed = data.humans["score"].to_numpy()
+    response = data.human_response
+    system = data.response_system[response]
+    rows = []
+    groups = [("all", np.ones(len(observed), bool))] + [(name, system == s) for s, name in enumerate(data.system_names)]
+    for name, mask in groups:
+        _, local = np.unique(response[mask], return_inverse=True)
+        counts = np.bincount(local)
+        n_pairs = int((counts * (counts - 1) // 2).sum())
+        if n_pairs == 0:
+            continue
+        obs = within_response_correlation(observed[mask], local, system[mask])[0]
+        rep = within_response_correlation(replicated[:, mask], local, system[mask])
+        rows.append({"system": name, "n_pairs": n_pairs, "observed": obs, "replicated_mean": np.nanmean(rep),
+                     "replicated_lower": np.nanquantile(rep, 0.05), "replicated_upper": np.nanquantile(rep, 0.95),
+                     "p_value": float(np.mean(rep <= obs))})
+    frame = pd.DataFrame(rows).set_index("system")
+    frame["flagged"] = frame["p_value"] < INDEPENDENCE_P
+    return frame
+
+
+def warn_dependent_humans(table: pd.DataFrame) -> None:
+    """A :class:`~bayes_raters.errors.BoundWarning` naming the systems whose human ratings agree
+    less than the model allows (:func:`human_independence`)."""
+    flagged = table[table["flagged"]]
+    if flagged.empty:
+        return
+    listed = ", ".join(f"{name} ({row.observed:+.2f}, replicates {row.replicated_lower:+.2f} to {row.replicated_upper:+.2f})"
+                       for name, row in flagged.iterrows())
+    warnings.warn(
+        "judges model: the human ratings of a response agree less than independent rater errors allow "
+        f"(within-response correlation, observed vs the model's replicates): {listed}. The model's intervals assume "
+        "each rating is the true score plus independent error; here they are too narrow for what the humans measured. "
+        "See result.human_check() and models/judges.md.", BoundWarning, stacklevel=3)

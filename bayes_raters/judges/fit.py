@@ -1,0 +1,117 @@
+"""Fitting the judges model (:mod:`bayes_raters.judges.model`): NUTS over the calibration,
+system and rater parameters, every response's true score integrated out; the tables live on
+:class:`~bayes_raters.judges.result.JudgesResult`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.fit_signature import NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
+from bayes_raters.judges.checks import human_independence, warn_dependent_humans
+from bayes_raters.judges.data import judges_data
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error
+from bayes_raters.judges.result import JudgesResult, tables_tree
+from bayes_raters.sampling import derived_rng
+
+#: What the tables read; the standardised parameters stay in the posterior for the likelihood.
+SAMPLED = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias", "sigma_bias",
+           "loading", "system_mean", "system_sd", "rater_severity", "human_noise", "judge_intercept", "judge_slope", "judge_noise",
+           "judge_bias", "judge_prmse", "judge_worth")
+
+
+@sampler_block(reasons={
+    "nuts_sampler": 'None is ``"nutpie"``: the model is a few dozen parameters with the true scores integrated out, '
+                    "and nutpie's adaptation reaches its ESS in the fewest gradients (``models/judges.md``).",
+    "target_accept": "None is 0.9 (the hierarchical scales of the biases and rater effects).",
+})
+def fit_judges(
+    data: pd.DataFrame,
+    judge_scores: pd.DataFrame,
+    systems,
+    *,
+    shared_error: bool | None = None,
+    inference: Literal["nuts"] = "nuts",
+    score_range: tuple[float, float] | None = None,
+    judge_range: tuple[float, float] | None = None,
+    response: str = "response",
+    rater: str = "rater",
+    judge: str = "judge",
+    score: str = "score",
+    system: str = "system",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = None,
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: NutsSampler | None = None,
+    target_accept: float | None = None,
+    progressbar: bool | None = None,
+) -> JudgesResult:
+    r"""Each evaluated system's mean true score from LLM judges or automatic metrics on every
+    response and noisy human ratings on a few, with the judges calibrated against the true
+    score (not against the human ratings); see :mod:`bayes_raters.judges.model`.
+
+    After the fit, the human ratings' independence is checked by posterior predictive replicates
+    (:meth:`JudgesResult.human_check`); where the ratings of a response agree less than the
+    model allows, a :class:`~bayes_raters.errors.BoundWarning` names the systems.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Human ratings, long: one row per (response, rater) with a numeric score; any subset of
+        the responses, one or more raters each.
+    judge_scores : pandas.DataFrame
+        Judge scores, long: one row per (response, judge); a metric is a judge; every response
+        needs one score at least.
+    systems : pandas.DataFrame, pandas.Series or dict
+        Every response's evaluated system: a table (response, system), a Series indexed by
+        response, or a dict.
+    shared_error : bool, optional
+        Whether the judges' errors share a factor (judges that err together; three judges or
+        more); None, no factor (:func:`~bayes_raters.judges.model.default_shared_error`).
+    inference : {"nuts"}
+        NUTS over the parameters (the true scores are integrated out exactly).
+    score_range, judge_range : tuple of float, optional
+        Declared closed scales of the human ratings and the judge scores; a score outside is
+        an error naming its rows.
+    response, rater, judge, score, system : str
+        Column names in the tables.
+    {sampler_block}
+
+    Returns
+    -------
+    JudgesResult
+        Systems, differences, judges, biases, raters, baselines and the human check.
+
+    Examples
+    --------
+    >>> from bayes_raters.judges import fit_judges, simulate_judges
+    >>> sim = simulate_judges(n_systems=3, n_responses=60, random_seed=2)
+    >>> result = fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=2, progressbar=False)
+    >>> result.system_table().shape[0], result.convergence.converged
+    (3, True)
+    """
+    table = judges_data(data, judge_scores, systems, response=response, rater=rater, judge=judge, score=score, system=system,
+                        score_range=score_range, judge_range=judge_range)
+    spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error))
+    model = build_judges_model(table, spec)
+    idata, report = sample_model(
+        model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+        nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
+        progressbar=progressbar, what="judges model", var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference,
+    )
+    tree = xr.DataTree.from_dict({
+        "posterior": idata["posterior"].to_dataset(), "sample_stats": idata["sample_stats"].to_dataset(),
+        "observed_data": xr.Dataset({"human": ("human_rating", table.humans["score"].to_numpy()),
+                                     "judge": ("judge_score", table.judges["score"].to_numpy())}),
+        **tables_tree(table),
+    })
+    tree["posterior"].attrs.update(idata["posterior"].attrs)
+    result = JudgesResult(idata=tree, data=table, spec=spec, report=report)
+    warn_dependent_humans(human_independence(result, random_seed=derived_rng(random_seed, "judges_check")))
+    return result

@@ -1,0 +1,195 @@
+r"""The judges model: every response's true score seen through noisy human raters and calibrated
+judges, the true scores integrated out exactly.
+
+All quantities are on standardised scales: human ratings minus their mean over their SD (the
+true score's unit), each judge's scores minus its mean over its SD. Response :math:`r` of
+system :math:`s` has true score
+
+.. math:: T_r = \mu_s + \sigma_s t_r, \qquad t_r \sim N(0, 1),
+
+human rater :math:`h` gives :math:`y_{rh} = T_r + \rho_h + \varepsilon_{rh}` with
+:math:`\rho_h \sim N(0, \tau_\rho^2)` (severity, partially pooled) and
+:math:`\varepsilon \sim N(0, \sigma_H^2)`, and judge :math:`j` gives
+
+.. math:: z_{rj} = \alpha_j + \beta_j T_r + \delta_{js} + \lambda_j f_r + e_{rj},
+
+its calibration (intercept, slope), its bias for system :math:`s` (:math:`\delta_{j\cdot}`
+sums to zero over systems, scale :math:`\tau_j`: partially pooled, the self-preference case), a
+factor :math:`f_r \sim N(0, 1)` that all judges' errors share with loadings
+:math:`\lambda_j \ge 0` (judges that err together; ``shared_error``), and its own noise
+:math:`e_{rj} \sim N(0, \sigma_j^2)`.
+
+Integrating :math:`(t_r, f_r)` out: response :math:`r`'s observations :math:`x_r` (its ratings
+and scores) are normal with mean :math:`m_r` and covariance :math:`D_r + U_r U_r^\top`,
+:math:`D_r` diagonal (:math:`\sigma_H^2` or :math:`\sigma_j^2`) and :math:`U_r` with rows
+:math:`(\sigma_s, 0)` for a rating and :math:`(\beta_j \sigma_s, \lambda_j)` for a judge score.
+With :math:`A = U^\top D^{-1} U`, :math:`b = U^\top D^{-1}(x - m)` and :math:`K = I_2 + A`
+(Woodbury and the matrix determinant lemma),
+
+.. math:: \log p(x_r) = -\tfrac12\Big(n_r \log 2\pi + \sum_i \log d_i + \log\det K
+   + (x-m)^\top D^{-1}(x-m) - b^\top K^{-1} b\Big),
+
+sums over each response's rows (:func:`response_loglik`), so one evaluation costs a few passes
+over the rows whatever the design. Given the parameters, :math:`(t_r, f_r)` is normal with
+precision :math:`K` and mean :math:`K^{-1} b` (:func:`conditional_factors`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayes_raters.judges.data import JudgesData
+
+LOG_2PI = float(np.log(2 * np.pi))
+
+
+@dataclass(frozen=True)
+class JudgesSpec:
+    """The model's options: whether the judges' errors share a factor."""
+
+    shared_error: bool
+
+
+def default_shared_error(n_judges: int) -> bool:
+    """Off by default. The factor needs three judges at least (with two its loadings are one
+    covariance, with one they are the judge's own noise), and where the judges' errors are in
+    fact independent its loadings trade off against the judges' noise near zero, which NUTS
+    mixes slowly (``models/judges.md``): ``shared_error=True`` asks for it."""
+    return False
+
+
+def segment_totals(values, segments, n_segments: int, lib):
+    """Sums of ``values`` by ``segments`` (an index per value), ``n_segments`` long."""
+    if lib is np:
+        return np.bincount(segments, weights=values, minlength=n_segments)
+    return pt.inc_subtensor(pt.zeros((n_segments,))[segments], values)
+
+
+def response_loglik(residual, load_true, load_shared, variance, response, n_responses: int, lib=np):
+    r"""Every response's marginal log-likelihood (module docstring) from its rows: ``residual``
+    :math:`x - m`, the loadings on :math:`t_r` and :math:`f_r`, the noise variance, and the
+    response index of each row; one parameter set, NumPy (``lib=np``) or PyTensor (``lib=pt``)."""
+    def total(values):
+        return segment_totals(values, response, n_responses, lib)
+
+    a11, a12, a22 = total(load_true**2 / variance), total(load_true * load_shared / variance), total(load_shared**2 / variance)
+    b1, b2 = total(load_true * residual / variance), total(load_shared * residual / variance)
+    quadratic, log_d = total(residual**2 / variance), total(lib.log(variance))
+    count = total(lib.ones_like(residual))
+    k11, k22 = 1 + a11, 1 + a22
+    det = k11 * k22 - a12**2
+    explained = (k22 * b1**2 - 2 * a12 * b1 * b2 + k11 * b2**2) / det
+    return -0.5 * (count * LOG_2PI + log_d + lib.log(det) + quadratic - explained)
+
+
+def conditional_factors(residual, load_true, load_shared, variance, response, n_responses: int):
+    """Mean (responses, 2) and covariance (responses, 2, 2) of :math:`(t_r, f_r)` given one
+    parameter set, NumPy: precision :math:`K`, mean :math:`K^{-1} b`."""
+    def total(values):
+        return np.bincount(response, weights=values, minlength=n_responses)
+
+    k = np.empty((n_responses, 2, 2))
+    k[:, 0, 0] = 1 + total(load_true**2 / variance)
+    k[:, 0, 1] = k[:, 1, 0] = total(load_true * load_shared / variance)
+    k[:, 1, 1] = 1 + total(load_shared**2 / variance)
+    b = np.stack([total(load_true * residual / variance), total(load_shared * residual / variance)], axis=1)
+    covariance = np.linalg.inv(k)
+    return np.einsum("rij,rj->ri", covariance, b), covariance
+
+
+def observation_rows(data: JudgesData):
+    """Standardised observations and their indices, human ratings first: values, response,
+    system, rater (-1 for judge rows), judge (-1 for human rows)."""
+    human = (data.humans["score"].to_numpy() - data.center) / data.scale
+    judge_z = (data.judges["score"].to_numpy() - data.judge_center[data.judge_index]) / data.judge_scale[data.judge_index]
+    response = np.concatenate([data.human_response, data.judge_response])
+    n_human = len(human)
+    rater = np.concatenate([data.human_rater, np.full(len(judge_z), -1)])
+    judge = np.concatenate([np.full(n_human, -1), data.judge_index])
+    return np.concatenate([human, judge_z]), response, data.response_system[response], rater, judge
+
+
+def row_terms(p: dict, system, rater, judge, lib=np):
+    """Each row's mean, loadings and noise variance from the parameters ``p`` (standardised
+    scale; names as in :func:`build_judges_model`), NumPy or PyTensor."""
+    is_human = rater >= 0
+    r, j = lib.maximum(rater, 0), lib.maximum(judge, 0)
+    mu, sigma = p["mu"][system], p["sigma_true"][system]
+    human_mean = mu + p["rater_effect"][r]
+    judge_mean = p["alpha"][j] + p["beta"][j] * mu + p["bias"][j, system]
+    mean = lib.where(is_human, human_mean, judge_mean)
+    load_true = lib.where(is_human, sigma, p["beta"][j] * sigma)
+    load_shared = lib.where(is_human, 0.0, p["loading"][j])
+    variance = lib.where(is_human, p["sigma_human"] ** 2, p["sigma_judge"][j] ** 2)
+    return mean, load_true, load_shared, variance
+
+
+def on_the_rating_scales(data: JudgesData, p: dict, tau_rater) -> None:
+    r"""Deterministics on the users' scales: ``system_mean`` (:math:`c + s\mu`, the human ratings'
+    mean :math:`c` and SD :math:`s`), ``system_sd``, ``rater_severity``, ``human_noise``, each
+    judge's ``judge_intercept`` and ``judge_slope`` (its expected score is intercept + slope x
+    true score), ``judge_noise``, ``judge_bias`` (judge, system), and two summaries per judge:
+    ``judge_prmse``, the share of the true score's variance over all responses
+    (:math:`V = \sum_s w_s(\sigma_s^2 + (\mu_s - \bar\mu)^2)`, :math:`w_s` the systems' shares
+    of responses) that the linearly calibrated judge explains,
+    :math:`\beta_j^2 V / (\beta_j^2 V + \sigma_j^2 + \lambda_j^2 + \sum_s w_s \delta_{js}^2)`
+    (PRMSE of the calibrated judge against the true score, Loukina et al. 2020); and
+    ``judge_worth``, how many human ratings of one response carry as much information about its
+    true score as one score of the judge: :math:`(\sigma_H^2 + \tau_\rho^2)\,\beta_j^2 / (\sigma_j^2 + \lambda_j^2)`
+    (error variances on the true score's scale; the system bias is left out: it does not shrink
+    with more ratings of the response)."""
+    c, s = data.center, data.scale
+    jc, js = data.judge_center, data.judge_scale
+    weights = np.bincount(data.response_system, minlength=len(data.system_names)) / len(data.responses)
+    pm.Deterministic("system_mean", c + s * p["mu"], dims="system")
+    pm.Deterministic("system_sd", s * p["sigma_true"], dims="system")
+    pm.Deterministic("rater_severity", s * p["rater_effect"], dims="rater")
+    pm.Deterministic("human_noise", s * p["sigma_human"])
+    pm.Deterministic("judge_intercept", jc + js * (p["alpha"] - p["beta"] * c / s), dims="judge")
+    pm.Deterministic("judge_slope", js * p["beta"] / s, dims="judge")
+    pm.Deterministic("judge_noise", js * p["sigma_judge"], dims="judge")
+    pm.Deterministic("judge_bias", js[:, None] * p["bias"], dims=("judge", "system"))
+    grand = pt.sum(weights * p["mu"])
+    spread = pt.sum(weights * (p["sigma_true"] ** 2 + (p["mu"] - grand) ** 2))
+    own = p["sigma_judge"] ** 2 + p["loading"] ** 2
+    explained = p["beta"] ** 2 * spread
+    pm.Deterministic("judge_prmse", explained / (explained + own + pt.sum(weights * p["bias"] ** 2, axis=1)), dims="judge")
+    pm.Deterministic("judge_worth", (p["sigma_human"] ** 2 + tau_rater**2) * p["beta"] ** 2 / own, dims="judge")
+
+
+def build_judges_model(data: JudgesData, spec: JudgesSpec) -> pm.Model:
+    """The PyMC model of the module docstring (coords ``system``, ``rater``, ``judge``), not
+    sampled. Priors on the standardised scales: :math:`\\mu_s \\sim N(0, 1.5)`,
+    :math:`\\sigma_s, \\sigma_H, \\sigma_j \\sim` half-normal(1), :math:`\\tau_\\rho \\sim`
+    half-normal(0.5), :math:`\\alpha_j \\sim N(0, 1)`, :math:`\\beta_j \\sim N(0, 2)`,
+    :math:`\\tau_j \\sim` half-normal(0.3), :math:`\\lambda_j \\sim` half-normal(0.5)."""
+    values, response, system, rater, judge = observation_rows(data)
+    coords = {"system": list(data.system_names), "rater": list(data.raters), "judge": list(data.judge_names)}
+    with pm.Model(coords=coords) as model:
+        p = {
+            "mu": pm.Normal("mu", 0.0, 1.5, dims="system"),
+            "sigma_true": pm.HalfNormal("sigma_true", 1.0, dims="system"),
+            "sigma_human": pm.HalfNormal("sigma_human", 1.0),
+            "alpha": pm.Normal("alpha", 0.0, 1.0, dims="judge"),
+            "beta": pm.Normal("beta", 0.0, 2.0, dims="judge"),
+            "sigma_judge": pm.HalfNormal("sigma_judge", 1.0, dims="judge"),
+        }
+        tau_rater = pm.HalfNormal("sigma_rater", 0.5)
+        p["rater_effect"] = pm.Deterministic("rater_effect", tau_rater * pm.Normal("rater_z", 0.0, 1.0, dims="rater"), dims="rater")
+        tau_bias = pm.HalfNormal("sigma_bias", 0.3, dims="judge")
+        bias_z = pm.ZeroSumNormal("bias_z", dims=("judge", "system"), n_zerosum_axes=1)
+        p["bias"] = pm.Deterministic("bias", tau_bias[:, None] * bias_z, dims=("judge", "system"))
+        if spec.shared_error:
+            p["loading"] = pm.HalfNormal("loading", 0.5, dims="judge")
+        else:
+            p["loading"] = pt.zeros(len(coords["judge"]))
+        on_the_rating_scales(data, p, tau_rater)
+        mean, load_true, load_shared, variance = row_terms(p, system, rater, judge, lib=pt)
+        loglik = response_loglik(pt.as_tensor(values) - mean, load_true, load_shared, variance, response, len(data.responses), lib=pt)
+        pm.Potential("marginal_loglik", loglik.sum())
+    model.judges = {"data": data, "spec": spec, "rows": (values, response, system, rater, judge)}
+    return model

@@ -1,0 +1,179 @@
+r"""The judges result (the contract of :mod:`bayes_raters.results`): systems' mean true scores
+with intervals, ranks and :math:`P(\text{best})`; pairwise differences with :math:`P(A > B)`; each
+judge's calibration, bias by system, PRMSE against the true score and worth in human ratings;
+the human raters; the baselines (humans alone, the judge alone, PPI, PPI++) beside the model;
+and the check of the human ratings' independence (:meth:`JudgesResult.human_check`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.judges import checks
+from bayes_raters.judges.baselines import baseline_table
+from bayes_raters.judges.data import JudgesData
+from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms
+from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
+from bayes_raters.results import FitResult, check_ci_prob, interval_table, rank_table
+from bayes_raters.sampling import ConvergenceReport
+
+#: Standardised-scale parameters the likelihood reads, by name in the posterior.
+PARAMETERS = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias")
+
+
+def tables_tree(data: JudgesData) -> dict:
+    """The validated tables as Datasets, the groups a saved result reads its data back from."""
+    return {name: frame_to_dataset(frame) for name, frame in (("human_ratings", data.humans), ("judge_scores", data.judges), ("systems", data.systems))}
+
+
+def parameter_draws(posterior: xr.Dataset, shared_error: bool):
+    """One dict of standardised parameters per posterior draw (chain-major), as
+    :func:`~bayes_raters.judges.model.row_terms` reads them."""
+    stacked = posterior.stack(sample=("chain", "draw"))
+    arrays = {name: np.moveaxis(stacked[name].values, -1, 0) for name in PARAMETERS}
+    n_judges = arrays["alpha"].shape[1]
+    loading = np.moveaxis(stacked["loading"].values, -1, 0) if shared_error else np.zeros((len(arrays["alpha"]), n_judges))
+    for s in range(len(arrays["alpha"])):
+        yield {**{name: values[s] for name, values in arrays.items()}, "loading": loading[s]}
+
+
+@dataclass(repr=False, kw_only=True)
+class JudgesResult(FitResult):
+    """A fitted judges model: ``idata`` (posterior of the standardised parameters and their
+    versions on the rating scales, :func:`~bayes_raters.judges.model.on_the_rating_scales`;
+    sample_stats; observed_data ``human`` per rating and ``judge`` per score; the validated
+    tables as groups), the :class:`~bayes_raters.judges.data.JudgesData`, the spec and the
+    convergence ``report``."""
+
+    idata: xr.DataTree
+    data: JudgesData
+    spec: JudgesSpec
+    report: ConvergenceReport
+
+    summary_var_names = ("system_mean", "system_sd", "human_noise", "rater_severity", "judge_intercept", "judge_slope",
+                         "judge_noise", "judge_prmse", "judge_worth", "loading", "sigma_bias")
+    family = "judges model"
+
+    @property
+    def model(self) -> str:
+        """``"judges_shared_error"`` or ``"judges"`` (no shared error factor)."""
+        return "judges_shared_error" if self.spec.shared_error else "judges"
+
+    def _size(self) -> str:
+        d = self.data
+        return (f"{len(d.responses)} responses of {len(d.system_names)} systems, {len(d.judge_names)} judges, "
+                f"{len(d.humans)} human ratings of {d.humans['response'].nunique()} responses")
+
+    def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per system: ``n_responses``, ``n_human`` (human-rated responses), the mean true
+        score on the human rating scale (``mean``, ``sd``, ``lower``, ``upper``), its rank
+        (1 = best; ``rank_mean``, ``rank_lower``, ``rank_upper``), ``p_best``, and the worst
+        R-hat and bulk ESS of its mean."""
+        values = self.posterior["system_mean"]
+        frame = interval_table(values, ci_prob, ("system",))
+        counts = self.data.systems.assign(rated=self.data.systems["response"].isin(self.data.humans["response"])).groupby("system", sort=False)
+        frame.insert(0, "n_human", counts["rated"].sum().reindex(frame.index))
+        frame.insert(0, "n_responses", counts.size().reindex(frame.index))
+        ranks = rank_table(values.stack(sample=("chain", "draw")).transpose("sample", "system").values, frame.index, ci_prob)
+        frame = frame.join(ranks.rename(columns={"p_rank_1": "p_best"}))
+        return frame.join(self._checks("system_mean", "system"))
+
+    def difference_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per pair of systems ``(system_a, system_b)``: the difference of their mean true
+        scores a - b (``mean``, ``sd``, ``lower``, ``upper``) and ``p_a_better``, :math:`P(A > B)`."""
+        check_ci_prob(ci_prob)
+        values = self.posterior["system_mean"].stack(sample=("chain", "draw")).transpose("system", "sample")
+        names, tail, rows = list(values["system"].values), (1 - ci_prob) / 2, []
+        for a, b in itertools.combinations(range(len(names)), 2):
+            difference = values.values[a] - values.values[b]
+            rows.append({"system_a": names[a], "system_b": names[b], "mean": difference.mean(), "sd": difference.std(ddof=1),
+                         "lower": np.quantile(difference, tail), "upper": np.quantile(difference, 1 - tail), "p_a_better": (difference > 0).mean()})
+        return pd.DataFrame(rows).set_index(["system_a", "system_b"])
+
+    def judge_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per judge: ``n_scores``; intervals (``_mean``, ``_lower``, ``_upper``) of its
+        ``intercept`` and ``slope`` (expected score = intercept + slope x true score), ``noise``,
+        ``prmse`` against the true score and ``worth`` in human ratings per response
+        (:func:`~bayes_raters.judges.model.on_the_rating_scales`), ``loading`` on the shared error
+        where the model has one; ``biased_systems``, the systems whose bias interval excludes 0."""
+        frame = pd.DataFrame(index=pd.Index(self.data.judge_names, name="judge"))
+        frame["n_scores"] = self.data.judges.groupby("judge", sort=False).size()
+        names = ["intercept", "slope", "noise", "prmse", "worth"] + (["loading"] if self.spec.shared_error else [])
+        for name in names:
+            variable = "loading" if name == "loading" else f"judge_{name}"
+            table = interval_table(self.posterior[variable], ci_prob, ("judge",))[["mean", "lower", "upper"]]
+            frame = frame.join(table.add_prefix(f"{name}_"))
+        bias = self.bias_table(ci_prob)
+        flagged = bias[bias["biased"]].reset_index()
+        frame["biased_systems"] = [", ".join(map(str, flagged.loc[flagged["judge"] == j, "system"])) for j in frame.index]
+        return frame
+
+    def bias_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per (judge, system): the judge's bias for that system on its own scale, beyond
+        its calibration (``mean``, ``sd``, ``lower``, ``upper``; the biases of a judge sum to zero
+        over systems), and ``biased`` where the interval excludes 0."""
+        frame = interval_table(self.posterior["judge_bias"], ci_prob, ("judge", "system"))
+        frame["biased"] = (frame["lower"] > 0) | (frame["upper"] < 0)
+        return frame
+
+    def rater_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """One row per human rater: ``n_ratings``, ``mean_score`` and the severity on the rating
+        scale (``mean``, ``sd``, ``lower``, ``upper``: the rater's offset from the true score)."""
+        frame = interval_table(self.posterior["rater_severity"], ci_prob, ("rater",))
+        grouped = self.data.humans.groupby("rater", sort=False)["score"]
+        frame.insert(0, "mean_score", grouped.mean())
+        frame.insert(0, "n_ratings", grouped.size())
+        return frame
+
+    def baseline_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """:func:`~bayes_raters.judges.baselines.baseline_table` with this model's answer as
+        method ``bayes_raters`` (posterior mean and equal-tailed interval), one row per
+        (system, method), and each interval's ``width``."""
+        ours = self.system_table(ci_prob)[["n_responses", "n_human", "mean", "lower", "upper"]].assign(method="bayes_raters", lam=np.nan)
+        ours = ours.reset_index().set_index(["system", "method"])
+        frame = pd.concat([baseline_table(self.data, ci_prob), ours]).sort_index(level=0, sort_remaining=False)
+        frame["width"] = frame["upper"] - frame["lower"]
+        return frame
+
+    def human_check(self, n_draws: int = 200, random_seed=0) -> pd.DataFrame:
+        """The posterior predictive check of the human ratings' independence
+        (:func:`~bayes_raters.judges.checks.human_independence`)."""
+        return checks.human_independence(self, n_draws, random_seed)
+
+    def _checks(self, variable: str, dim: str) -> pd.DataFrame:
+        r_hat = az.rhat(self.posterior[[variable]])[variable].to_series()
+        ess = az.ess(self.posterior[[variable]], method="bulk")[variable].to_series()
+        return pd.DataFrame({"r_hat": r_hat, "ess_bulk": ess}).rename_axis(dim)
+
+    def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        human, judge = checks.replicate(self, draws, rng)
+        shape = (draws.sizes["chain"], draws.sizes["draw"])
+        coords = {"chain": draws["chain"].values, "draw": draws["draw"].values}
+        return xr.Dataset({"human": (("chain", "draw", "human_rating"), human.reshape(*shape, -1)),
+                           "judge": (("chain", "draw", "judge_score"), judge.reshape(*shape, -1))}, coords=coords)
+
+    def _log_likelihood(self) -> xr.Dataset:
+        values, response, system, rater, judge = observation_rows(self.data)
+        n = len(self.data.responses)
+        rows = [response_loglik(values - mean, lt, ls, var, response, n)
+                for mean, lt, ls, var in (row_terms(p, system, rater, judge) for p in parameter_draws(self.posterior, self.spec.shared_error))]
+        shape = (self.posterior.sizes["chain"], self.posterior.sizes["draw"], n)
+        return xr.Dataset({"responses": (("chain", "draw", "response"), np.reshape(rows, shape))},
+                          coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values,
+                                  "response": list(self.data.responses)})
+
+    def _saved_config(self) -> dict:
+        return {"shared_error": bool(self.spec.shared_error), "report": self.report.to_dict()}
+
+    @classmethod
+    def _from_saved(cls, tree: xr.DataTree, config: dict):
+        data = JudgesData(humans=dataset_to_frame(tree["human_ratings"].to_dataset()), judges=dataset_to_frame(tree["judge_scores"].to_dataset()),
+                          systems=dataset_to_frame(tree["systems"].to_dataset()))
+        return cls(idata=tree, data=data, spec=JudgesSpec(shared_error=bool(config["shared_error"])), report=ConvergenceReport(**config["report"]))
+

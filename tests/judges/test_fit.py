@@ -1,0 +1,82 @@
+"""fit_judges on simulated designs not drawn from its priors: the result contract, the tables,
+and the human-independence check."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+
+from bayes_raters.errors import BoundWarning
+from bayes_raters.judges import JudgesResult, fit_judges, simulate_judges
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_judges(n_systems=3, n_responses=80, judge_quality=(0.8, 0.5, 0.3), human_share=0.25, random_seed=11)
+
+
+@pytest.fixture(scope="module")
+def result(sim):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BoundWarning)
+        return fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=11, progressbar=False)
+
+
+def test_converges_and_recovers_the_systems(result, sim):
+    report = result.convergence
+    assert report.converged and report.divergences == 0 and report.max_r_hat < 1.01
+    table = result.system_table(ci_prob=0.99)
+    truth = sim["truth"]["system_mean"].reindex(table.index)
+    assert ((table["lower"] < truth) & (truth < table["upper"])).all()
+    assert list(table.sort_values("mean").index) == ["system0", "system1", "system2"]
+    assert table["p_best"].sum() == pytest.approx(1.0)
+    assert table.loc["system2", "rank_lower"] == 1
+
+
+def test_differences_and_judges(result):
+    differences = result.difference_table()
+    assert differences.loc[("system0", "system2"), "p_a_better"] < 0.05
+    judges = result.judge_table()
+    assert judges["prmse_mean"].is_monotonic_decreasing  # quality 0.8 > 0.5 > 0.3 with the true score
+    assert judges.loc["judge0", "slope_lower"] > 0.3
+    assert judges.loc["judge0", "worth_mean"] > judges.loc["judge2", "worth_mean"]
+
+
+def test_baselines_beside_the_model(result):
+    table = result.baseline_table()
+    assert set(table.index.get_level_values("method")) == {"humans", "judges_naive", "ppi", "ppi++", "bayes_raters"}
+    assert (table["width"] > 0).all()
+
+
+def test_result_contract(result, tmp_path):
+    assert "system_mean" in az.summary(result.idata, var_names=["system_mean"]).index[0]
+    assert result.loo().elpd is not None
+    tree = result.sample_posterior_predictive(n_draws=40, random_seed=1)
+    assert tree["posterior_predictive"]["human"].shape[-1] == len(result.data.humans)
+    loaded = JudgesResult.load(result.save(tmp_path / "judges.nc"))
+    np.testing.assert_allclose(loaded.system_table()["mean"], result.system_table()["mean"])
+    assert loaded.spec == result.spec and "judges model" in repr(loaded)
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")
+def test_same_seed_same_draws():
+    small = simulate_judges(n_systems=2, n_responses=30, judge_quality=(0.7, 0.4), random_seed=5)
+    first = fit_judges(small["human_ratings"], small["judge_scores"], small["systems"], draws=100, tune=200, random_seed=5, progressbar=False)
+    again = fit_judges(small["human_ratings"], small["judge_scores"], small["systems"], draws=100, tune=200, random_seed=5, progressbar=False)
+    np.testing.assert_array_equal(first.posterior["system_mean"].values, again.posterior["system_mean"].values)
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # the flag is the point, not the draws
+def test_ratings_that_disagree_within_responses_are_flagged():
+    """Two ratings per response pushed apart (one up, one down by 1.5 SD): the within-response
+    correlation is negative, which independent rater errors cannot give."""
+    sim = simulate_judges(n_systems=2, n_responses=80, judge_quality=(0.8, 0.6, 0.5), human_share=0.5, human_correlation=0.6, random_seed=21)
+    humans = sim["human_ratings"].copy()
+    humans["score"] += np.where(humans.groupby("response").cumcount() == 0, 1.5, -1.5)
+    with pytest.warns(BoundWarning, match="agree less than independent rater errors allow"):
+        flagged = fit_judges(humans, sim["judge_scores"], sim["systems"], random_seed=21, progressbar=False)
+    check = flagged.human_check()
+    assert check.loc["all", "flagged"] and check.loc["all", "observed"] < 0

@@ -1,0 +1,98 @@
+"""The judges model's marginal likelihood, its data checks and the baselines against ppi_py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
+from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_judges(n_systems=3, n_responses=40, judge_bias={(1, 0): 0.3}, random_seed=3)
+
+
+def tables(sim):
+    return sim["human_ratings"], sim["judge_scores"], sim["systems"]
+
+
+def random_parameters(rng, n_systems, n_judges, n_raters):
+    return {"mu": rng.normal(size=n_systems), "sigma_true": rng.uniform(0.5, 1.5, n_systems), "sigma_human": 0.8,
+            "alpha": rng.normal(size=n_judges), "beta": rng.normal(size=n_judges), "sigma_judge": rng.uniform(0.3, 1, n_judges),
+            "rater_effect": rng.normal(size=n_raters), "bias": rng.normal(size=(n_judges, n_systems)), "loading": rng.uniform(0, 1, n_judges)}
+
+
+def test_marginal_equals_the_dense_multivariate_normal(sim):
+    data = judges_data(*tables(sim))
+    values, response, system, rater, judge = observation_rows(data)
+    rng = np.random.default_rng(0)
+    p = random_parameters(rng, len(data.system_names), len(data.judge_names), len(data.raters))
+    mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
+    loglik = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses))
+    rated = data.human_response[0]
+    for r in (rated, int(np.flatnonzero(~np.isin(np.arange(len(data.responses)), data.human_response))[0])):
+        rows = np.flatnonzero(response == r)
+        loadings = np.stack([load_true[rows], load_shared[rows]], axis=1)
+        dense = scipy.stats.multivariate_normal(mean[rows], np.diag(variance[rows]) + loadings @ loadings.T).logpdf(values[rows])
+        assert loglik[r] == pytest.approx(dense, rel=1e-10)
+
+
+def test_the_model_log_density_uses_the_same_marginal(sim):
+    data = judges_data(*tables(sim))
+    model = build_judges_model(data, JudgesSpec(shared_error=True))
+    rng = np.random.default_rng(4)
+    point = {name: value + rng.normal(0, 0.3, np.shape(value)) for name, value in model.initial_point().items()}
+    names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias", "loading"]
+    outputs = model.replace_rvs_by_values([model[n] for n in names])
+    p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)))
+    assert np.abs(p["bias"]).max() > 0.01
+    values, response, system, rater, judge = observation_rows(data)
+    mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
+    expected = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses)).sum()
+    got = model.compile_logp(vars=model.potentials, jacobian=False)(point)
+    assert float(got) == pytest.approx(expected, rel=1e-9)
+
+
+def test_bad_input_names_the_table_and_rows(sim):
+    humans, judges, systems = tables(sim)
+    with pytest.raises(InvalidInputError, match="no system"):
+        judges_data(humans, pd.concat([judges, pd.DataFrame({"response": ["ghost"], "judge": ["judge0"], "score": [1.0]})]), systems)
+    rated = systems["response"].isin(humans["response"])
+    lone = systems.loc[systems["system"] == "system2"].assign(system="unrated")
+    with pytest.raises(InvalidInputError, match=r"\['unrated'\] have no human rating"):
+        judges_data(humans[~humans["response"].isin(lone["response"])], judges, pd.concat([systems[systems["system"] != "system2"], lone]))
+    with pytest.raises(InvalidInputError, match="same score"):
+        judges_data(humans, judges.assign(score=np.where(judges["judge"] == "judge2", 1.0, judges["score"])), systems)
+    with pytest.raises(InvalidInputError, match="outside the declared scale"):
+        judges_data(humans, judges, systems, judge_range=(0, 3))
+    with pytest.raises(InvalidInputError, match="no judge score"):
+        judges_data(humans, judges[judges["response"] != systems["response"][0]], systems)
+    with pytest.raises(InvalidInputError, match="more than one system"):
+        judges_data(humans, judges, pd.concat([systems, systems.head(1).assign(system="other")]))
+    assert rated.any()
+
+
+def test_ppi_and_ppi_plus_plus_equal_ppi_py(sim):
+    ppi_py = pytest.importorskip("ppi_py")
+    data = judges_data(*tables(sim))
+    frame = baseline_table(data, ci_prob=0.9)
+    means = data.systems.set_index("response")
+    means["human"] = data.humans.groupby("response")["score"].mean()
+    means["judge"] = data.judges.groupby("response")["score"].mean()
+    for system, group in means.groupby("system"):
+        rated = group["human"].notna().to_numpy()
+        y, yhat, unlabeled = group["human"].to_numpy()[rated], group["judge"].to_numpy()[rated], group["judge"].to_numpy()[~rated]
+        for method, lam in (("ppi", 1.0), ("ppi++", None)):
+            lower, upper = ppi_py.ppi_mean_ci(y, yhat, unlabeled, alpha=0.1, lam=lam)
+            assert frame.loc[(system, method), "lower"] == pytest.approx(float(np.ravel(lower)[0]), rel=1e-10)
+            assert frame.loc[(system, method), "upper"] == pytest.approx(float(np.ravel(upper)[0]), rel=1e-10)
+        estimate = ppi_py.ppi_mean_pointestimate(y, yhat, unlabeled)
+        assert frame.loc[(system, "ppi++"), "mean"] == pytest.approx(float(np.ravel(estimate)[0]), rel=1e-10)
+        lower, upper = ppi_py.ppi_mean_ci(y, yhat, unlabeled, alpha=0.1, lam=0)  # classical: the labels alone
+        assert ppi_mean(y, yhat, unlabeled, 0.0, 0.9)[1] == pytest.approx(float(np.ravel(lower)[0]), rel=1e-10)
+        assert frame.loc[(system, "humans"), "lower"] == pytest.approx(float(np.ravel(lower)[0]), rel=1e-10)
