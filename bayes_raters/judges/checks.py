@@ -23,7 +23,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import BoundWarning
-from bayes_raters.judges.model import observation_rows, row_terms
+from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
 from bayes_raters.results import thinned_posterior
 
 #: Posterior predictive p-value below which the ratings agree less than the model allows.
@@ -33,13 +33,11 @@ INDEPENDENCE_P = 0.025
 def replicate(result, draws: xr.Dataset, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Replicated human ratings (draws, ratings) and judge scores (draws, scores) on the users'
     scales, one replicate per posterior draw in ``draws`` (chain-major), for the same design."""
-    from bayes_raters.judges.result import parameter_draws
-
     data = result.data
     values, response, system, rater, judge = observation_rows(data)
     n_human, n = len(data.humans), len(data.responses)
     out = []
-    for p in parameter_draws(draws, result.spec.shared_error):
+    for p in parameter_draws(draws, result.spec.shared_error, system_weights(data)):
         mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
         t, f = rng.standard_normal(n), rng.standard_normal(n)
         out.append(mean + load_true * t[response] + load_shared * f[response] + np.sqrt(variance) * rng.standard_normal(len(values)))

@@ -128,7 +128,8 @@ def _systems_table(systems, response: str, system: str) -> pd.DataFrame:
     if repeated.any():
         conflicting = out.loc[repeated].groupby("response")["system"].nunique() > 1
         if conflicting.any():
-            raise InvalidInputError(f"{SYSTEMS}: response(s) mapped to more than one system: {quote_rows(out, out['response'].isin(conflicting[conflicting].index))}.")
+            rows = out["response"].isin(conflicting[conflicting].index)
+            raise InvalidInputError(f"{SYSTEMS}: response(s) mapped to more than one system: {quote_rows(out, rows)}.")
         out = out.drop_duplicates("response")
     return out.reset_index(drop=True)
 

@@ -14,19 +14,24 @@ from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, warn_dependent_humans
 from bayes_raters.judges.data import judges_data
-from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, on_the_rating_scales
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng
 
+#: Mass-matrix adaptation per sampler: the slopes, the systems' spread and the true scores' SDs
+#: trade off along one direction where human ratings are few, which a diagonal mass matrix
+#: crosses slowly (``models/judges.md``).
+ADAPTATION = {"nutpie": {"adaptation": "low_rank"}, "pymc": {"init": "jitter+adapt_full"}}
+
 #: What the tables read; the standardised parameters stay in the posterior for the likelihood.
-SAMPLED = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias", "sigma_bias",
-           "loading", "system_mean", "system_sd", "rater_severity", "human_noise", "judge_intercept", "judge_slope", "judge_noise",
-           "judge_bias", "judge_prmse", "judge_worth")
+SAMPLED = ("mu", "sigma_true", "sigma_true_typical", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias",
+           "sigma_bias", "loading")
 
 
 @sampler_block(reasons={
-    "nuts_sampler": 'None is ``"nutpie"``: the model is a few dozen parameters with the true scores integrated out, '
-                    "and nutpie's adaptation reaches its ESS in the fewest gradients (``models/judges.md``).",
+    "nuts_sampler": 'None is ``"nutpie"`` with its low-rank mass-matrix adaptation: the model is a few dozen parameters '
+                    "with the true scores integrated out, and the low-rank adaptation crosses the slope-spread trade-off "
+                    "(``models/judges.md``).",
     "target_accept": "None is 0.9 (the hierarchical scales of the biases and rater effects).",
 })
 def fit_judges(
@@ -103,10 +108,11 @@ def fit_judges(
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
-        progressbar=progressbar, what="judges model", var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference,
+        progressbar=progressbar, what="judges model", nuts_kwargs=ADAPTATION.get(nuts_sampler or "nutpie"),
+        var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference,
     )
     tree = xr.DataTree.from_dict({
-        "posterior": idata["posterior"].to_dataset(), "sample_stats": idata["sample_stats"].to_dataset(),
+        "posterior": on_the_rating_scales(idata["posterior"].to_dataset(), table), "sample_stats": idata["sample_stats"].to_dataset(),
         "observed_data": xr.Dataset({"human": ("human_rating", table.humans["score"].to_numpy()),
                                      "judge": ("judge_score", table.judges["score"].to_numpy())}),
         **tables_tree(table),

@@ -8,12 +8,13 @@ system :math:`s` has true score
 .. math:: T_r = \mu_s + \sigma_s t_r, \qquad t_r \sim N(0, 1),
 
 human rater :math:`h` gives :math:`y_{rh} = T_r + \rho_h + \varepsilon_{rh}` with
-:math:`\rho_h \sim N(0, \tau_\rho^2)` (severity, partially pooled) and
+:math:`\rho_h` (severity, scale :math:`\tau_\rho`, summing to zero over the raters) and
 :math:`\varepsilon \sim N(0, \sigma_H^2)`, and judge :math:`j` gives
 
-.. math:: z_{rj} = \alpha_j + \beta_j T_r + \delta_{js} + \lambda_j f_r + e_{rj},
+.. math:: z_{rj} = \alpha_j + \beta_j (T_r - \bar\mu) + \delta_{js} + \lambda_j f_r + e_{rj},
 
-its calibration (intercept, slope), its bias for system :math:`s` (:math:`\delta_{j\cdot}`
+its calibration (intercept, slope; :math:`\bar\mu` the systems' means weighted by their
+responses), its bias for system :math:`s` (:math:`\delta_{j\cdot}`
 sums to zero over systems, scale :math:`\tau_j`: partially pooled, the self-preference case), a
 factor :math:`f_r \sim N(0, 1)` that all judges' errors share with loadings
 :math:`\lambda_j \ge 0` (judges that err together; ``shared_error``), and its own noise
@@ -41,10 +42,18 @@ from dataclasses import dataclass
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
 from bayes_raters.judges.data import JudgesData
+from bayes_raters.judges.groups import LOG_2PI, group_loglik, judge_groups
 
-LOG_2PI = float(np.log(2 * np.pi))
+#: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
+SPREAD_POOLING = 0.3
+
+
+def system_weights(data: JudgesData) -> np.ndarray:
+    """Each system's share of the responses."""
+    return np.bincount(data.response_system, minlength=len(data.system_names)) / len(data.responses)
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ def row_terms(p: dict, system, rater, judge, lib=np):
     r, j = lib.maximum(rater, 0), lib.maximum(judge, 0)
     mu, sigma = p["mu"][system], p["sigma_true"][system]
     human_mean = mu + p["rater_effect"][r]
-    judge_mean = p["alpha"][j] + p["beta"][j] * mu + p["bias"][j, system]
+    judge_mean = p["alpha"][j] + p["beta"][j] * (mu - p["grand_mean"]) + p["bias"][j, system]
     mean = lib.where(is_human, human_mean, judge_mean)
     load_true = lib.where(is_human, sigma, p["beta"][j] * sigma)
     load_shared = lib.where(is_human, 0.0, p["loading"][j])
@@ -128,11 +137,13 @@ def row_terms(p: dict, system, rater, judge, lib=np):
     return mean, load_true, load_shared, variance
 
 
-def on_the_rating_scales(data: JudgesData, p: dict, tau_rater) -> None:
-    r"""Deterministics on the users' scales: ``system_mean`` (:math:`c + s\mu`, the human ratings'
-    mean :math:`c` and SD :math:`s`), ``system_sd``, ``rater_severity``, ``human_noise``, each
-    judge's ``judge_intercept`` and ``judge_slope`` (its expected score is intercept + slope x
-    true score), ``judge_noise``, ``judge_bias`` (judge, system), and two summaries per judge:
+def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
+    r"""``posterior`` with the quantities users read, on their scales, computed from the draws
+    (not in the model's graph: as deterministics they doubled the compile time,
+    ``models/judges.md``): ``system_mean`` (:math:`c + s\mu`, the human ratings' mean
+    :math:`c` and SD :math:`s`), ``system_sd``, ``rater_severity``, ``human_noise``, each judge's
+    ``judge_intercept`` and ``judge_slope`` (its expected score is intercept + slope x true
+    score), ``judge_noise``, ``judge_bias`` (judge, system), and two summaries per judge:
     ``judge_prmse``, the share of the true score's variance over all responses
     (:math:`V = \sum_s w_s(\sigma_s^2 + (\mu_s - \bar\mu)^2)`, :math:`w_s` the systems' shares
     of responses) that the linearly calibrated judge explains,
@@ -143,43 +154,73 @@ def on_the_rating_scales(data: JudgesData, p: dict, tau_rater) -> None:
     (error variances on the true score's scale; the system bias is left out: it does not shrink
     with more ratings of the response)."""
     c, s = data.center, data.scale
-    jc, js = data.judge_center, data.judge_scale
-    weights = np.bincount(data.response_system, minlength=len(data.system_names)) / len(data.responses)
-    pm.Deterministic("system_mean", c + s * p["mu"], dims="system")
-    pm.Deterministic("system_sd", s * p["sigma_true"], dims="system")
-    pm.Deterministic("rater_severity", s * p["rater_effect"], dims="rater")
-    pm.Deterministic("human_noise", s * p["sigma_human"])
-    pm.Deterministic("judge_intercept", jc + js * (p["alpha"] - p["beta"] * c / s), dims="judge")
-    pm.Deterministic("judge_slope", js * p["beta"] / s, dims="judge")
-    pm.Deterministic("judge_noise", js * p["sigma_judge"], dims="judge")
-    pm.Deterministic("judge_bias", js[:, None] * p["bias"], dims=("judge", "system"))
-    grand = pt.sum(weights * p["mu"])
-    spread = pt.sum(weights * (p["sigma_true"] ** 2 + (p["mu"] - grand) ** 2))
-    own = p["sigma_judge"] ** 2 + p["loading"] ** 2
-    explained = p["beta"] ** 2 * spread
-    pm.Deterministic("judge_prmse", explained / (explained + own + pt.sum(weights * p["bias"] ** 2, axis=1)), dims="judge")
-    pm.Deterministic("judge_worth", (p["sigma_human"] ** 2 + tau_rater**2) * p["beta"] ** 2 / own, dims="judge")
+    jc = xr.DataArray(data.judge_center, dims="judge", coords={"judge": posterior["judge"].values})
+    js = xr.DataArray(data.judge_scale, dims="judge", coords={"judge": posterior["judge"].values})
+    weights = xr.DataArray(system_weights(data), dims="system", coords={"system": posterior["system"].values})
+    mu, beta = posterior["mu"], posterior["beta"]
+    grand = (weights * mu).sum("system")
+    loading = posterior["loading"] if "loading" in posterior else xr.zeros_like(posterior["sigma_judge"])
+    spread = (weights * (posterior["sigma_true"] ** 2 + (mu - grand) ** 2)).sum("system")
+    own = posterior["sigma_judge"] ** 2 + loading**2
+    explained = beta**2 * spread
+    return posterior.assign(
+        system_mean=c + s * mu, system_sd=s * posterior["sigma_true"], rater_severity=s * posterior["rater_effect"],
+        human_noise=s * posterior["sigma_human"], judge_intercept=jc + js * (posterior["alpha"] - beta * (grand + c / s)),
+        judge_slope=js * beta / s, judge_noise=js * posterior["sigma_judge"], judge_bias=js * posterior["bias"],
+        judge_prmse=explained / (explained + own + (weights * posterior["bias"] ** 2).sum("system")),
+        judge_worth=(posterior["sigma_human"] ** 2 + posterior["sigma_rater"] ** 2) * beta**2 / own,
+    )
 
 
-def build_judges_model(data: JudgesData, spec: JudgesSpec) -> pm.Model:
-    """The PyMC model of the module docstring (coords ``system``, ``rater``, ``judge``), not
-    sampled. Priors on the standardised scales: :math:`\\mu_s \\sim N(0, 1.5)`,
-    :math:`\\sigma_s, \\sigma_H, \\sigma_j \\sim` half-normal(1), :math:`\\tau_\\rho \\sim`
-    half-normal(0.5), :math:`\\alpha_j \\sim N(0, 1)`, :math:`\\beta_j \\sim N(0, 2)`,
-    :math:`\\tau_j \\sim` half-normal(0.3), :math:`\\lambda_j \\sim` half-normal(0.5)."""
+def marginal_loglik(data: JudgesData, p: dict, grouped: bool = True):
+    """The model's log-likelihood, every response's true score integrated out (PyTensor): the
+    human-rated responses row by row (:func:`response_loglik`), the others by groups of
+    sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: row by row too)."""
     values, response, system, rater, judge = observation_rows(data)
+    rated = np.zeros(len(data.responses), bool)
+    rated[data.human_response] = True
+    keep = rated[response] | (not grouped)
+    _, compact = np.unique(response[keep], return_inverse=True)
+    mean, load_true, load_shared, variance = row_terms(p, system[keep], rater[keep], judge[keep], lib=pt)
+    total = response_loglik(pt.as_tensor(values[keep]) - mean, load_true, load_shared, variance, compact, int(compact.max()) + 1, lib=pt).sum()
+    if grouped and not rated.all():
+        judged = judge >= 0
+        groups = judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
+        total = total + group_loglik(groups, p, lib=pt)
+    return total
+
+
+def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True) -> pm.Model:
+    """The PyMC model of the module docstring (coords ``system``, ``rater``, ``judge``), not
+    sampled; ``grouped``: the unrated responses by sufficient statistics (:func:`marginal_loglik`).
+
+    Priors on the standardised scales: :math:`\\mu_s \\sim N(0, 1.5)`; :math:`\\log \\sigma_s \\sim
+    N(\\log \\sigma_0, 0.3^2)` around a typical :math:`\\sigma_0 \\sim` half-normal(1) (partial pooling
+    with a fixed strength: no funnel); :math:`\\sigma_H, \\sigma_j \\sim` half-normal(1);
+    :math:`\\tau_\\rho \\sim` half-normal(0.5) with zero-sum rater effects (severity relative to
+    these raters); :math:`\\alpha_j \\sim N(0, 1)` (the judge's mean score, its slope acting on
+    :math:`\\mu_s - \\bar\\mu`, the responses' weighted mean: intercept and system means do not
+    trade off); :math:`\\log \\beta_j \\sim N(0, 1)` (a judge's score rises with the true score:
+    with either sign allowed the slopes and the systems' order had a mirror mode where human
+    ratings are few); :math:`\\tau_j \\sim` half-normal(0.3); :math:`\\lambda_j \\sim`
+    half-normal(0.5)."""
     coords = {"system": list(data.system_names), "rater": list(data.raters), "judge": list(data.judge_names)}
+    weights = system_weights(data)
     with pm.Model(coords=coords) as model:
+        spread = pm.HalfNormal("sigma_true_typical", 1.0)
         p = {
             "mu": pm.Normal("mu", 0.0, 1.5, dims="system"),
-            "sigma_true": pm.HalfNormal("sigma_true", 1.0, dims="system"),
+            "sigma_true": pm.Deterministic("sigma_true", pt.exp(pm.Normal("log_sigma_true", pt.log(spread), SPREAD_POOLING, dims="system")),
+                                           dims="system"),
             "sigma_human": pm.HalfNormal("sigma_human", 1.0),
             "alpha": pm.Normal("alpha", 0.0, 1.0, dims="judge"),
-            "beta": pm.Normal("beta", 0.0, 2.0, dims="judge"),
+            "beta": pm.LogNormal("beta", 0.0, 1.0, dims="judge"),
             "sigma_judge": pm.HalfNormal("sigma_judge", 1.0, dims="judge"),
         }
+        p["grand_mean"] = pt.sum(weights * p["mu"])
         tau_rater = pm.HalfNormal("sigma_rater", 0.5)
-        p["rater_effect"] = pm.Deterministic("rater_effect", tau_rater * pm.Normal("rater_z", 0.0, 1.0, dims="rater"), dims="rater")
+        rater_z = pm.ZeroSumNormal("rater_z", dims="rater") if len(coords["rater"]) > 1 else pt.zeros(1)
+        p["rater_effect"] = pm.Deterministic("rater_effect", tau_rater * rater_z, dims="rater")
         tau_bias = pm.HalfNormal("sigma_bias", 0.3, dims="judge")
         bias_z = pm.ZeroSumNormal("bias_z", dims=("judge", "system"), n_zerosum_axes=1)
         p["bias"] = pm.Deterministic("bias", tau_bias[:, None] * bias_z, dims=("judge", "system"))
@@ -187,9 +228,22 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec) -> pm.Model:
             p["loading"] = pm.HalfNormal("loading", 0.5, dims="judge")
         else:
             p["loading"] = pt.zeros(len(coords["judge"]))
-        on_the_rating_scales(data, p, tau_rater)
-        mean, load_true, load_shared, variance = row_terms(p, system, rater, judge, lib=pt)
-        loglik = response_loglik(pt.as_tensor(values) - mean, load_true, load_shared, variance, response, len(data.responses), lib=pt)
-        pm.Potential("marginal_loglik", loglik.sum())
-    model.judges = {"data": data, "spec": spec, "rows": (values, response, system, rater, judge)}
+        pm.Potential("marginal_loglik", marginal_loglik(data, p, grouped))
+    model.judges = {"data": data, "spec": spec}
     return model
+
+
+#: Standardised-scale parameters the likelihood reads, by name in the posterior.
+PARAMETERS = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias")
+
+
+def parameter_draws(posterior: xr.Dataset, shared_error: bool, weights: np.ndarray):
+    """One dict of standardised parameters per posterior draw (chain-major), as
+    :func:`~bayes_raters.judges.model.row_terms` reads them (``weights``: the systems' shares of
+    the responses, for the grand mean)."""
+    stacked = posterior.stack(sample=("chain", "draw"))
+    arrays = {name: np.moveaxis(stacked[name].values, -1, 0) for name in PARAMETERS}
+    n_judges = arrays["alpha"].shape[1]
+    loading = np.moveaxis(stacked["loading"].values, -1, 0) if shared_error else np.zeros((len(arrays["alpha"]), n_judges))
+    for s in range(len(arrays["alpha"])):
+        yield {**{name: values[s] for name, values in arrays.items()}, "loading": loading[s], "grand_mean": weights @ arrays["mu"][s]}

@@ -18,29 +18,15 @@ import xarray as xr
 from bayes_raters.judges import checks
 from bayes_raters.judges.baselines import baseline_table
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms
+from bayes_raters.judges.model import JudgesSpec, observation_rows, parameter_draws, response_loglik, row_terms, system_weights
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, rank_table
 from bayes_raters.sampling import ConvergenceReport
-
-#: Standardised-scale parameters the likelihood reads, by name in the posterior.
-PARAMETERS = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias")
 
 
 def tables_tree(data: JudgesData) -> dict:
     """The validated tables as Datasets, the groups a saved result reads its data back from."""
     return {name: frame_to_dataset(frame) for name, frame in (("human_ratings", data.humans), ("judge_scores", data.judges), ("systems", data.systems))}
-
-
-def parameter_draws(posterior: xr.Dataset, shared_error: bool):
-    """One dict of standardised parameters per posterior draw (chain-major), as
-    :func:`~bayes_raters.judges.model.row_terms` reads them."""
-    stacked = posterior.stack(sample=("chain", "draw"))
-    arrays = {name: np.moveaxis(stacked[name].values, -1, 0) for name in PARAMETERS}
-    n_judges = arrays["alpha"].shape[1]
-    loading = np.moveaxis(stacked["loading"].values, -1, 0) if shared_error else np.zeros((len(arrays["alpha"]), n_judges))
-    for s in range(len(arrays["alpha"])):
-        yield {**{name: values[s] for name, values in arrays.items()}, "loading": loading[s]}
 
 
 @dataclass(repr=False, kw_only=True)
@@ -161,8 +147,8 @@ class JudgesResult(FitResult):
     def _log_likelihood(self) -> xr.Dataset:
         values, response, system, rater, judge = observation_rows(self.data)
         n = len(self.data.responses)
-        rows = [response_loglik(values - mean, lt, ls, var, response, n)
-                for mean, lt, ls, var in (row_terms(p, system, rater, judge) for p in parameter_draws(self.posterior, self.spec.shared_error))]
+        draws = parameter_draws(self.posterior, self.spec.shared_error, system_weights(self.data))
+        rows = [response_loglik(values - mean, lt, ls, var, response, n) for mean, lt, ls, var in (row_terms(p, system, rater, judge) for p in draws)]
         shape = (self.posterior.sizes["chain"], self.posterior.sizes["draw"], n)
         return xr.Dataset({"responses": (("chain", "draw", "response"), np.reshape(rows, shape))},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values,

@@ -9,7 +9,7 @@ import scipy.stats
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
-from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms
+from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms, system_weights
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,8 @@ def tables(sim):
 def random_parameters(rng, n_systems, n_judges, n_raters):
     return {"mu": rng.normal(size=n_systems), "sigma_true": rng.uniform(0.5, 1.5, n_systems), "sigma_human": 0.8,
             "alpha": rng.normal(size=n_judges), "beta": rng.normal(size=n_judges), "sigma_judge": rng.uniform(0.3, 1, n_judges),
-            "rater_effect": rng.normal(size=n_raters), "bias": rng.normal(size=(n_judges, n_systems)), "loading": rng.uniform(0, 1, n_judges)}
+            "rater_effect": rng.normal(size=n_raters), "bias": rng.normal(size=(n_judges, n_systems)), "loading": rng.uniform(0, 1, n_judges),
+            "grand_mean": 0.3}
 
 
 def test_marginal_equals_the_dense_multivariate_normal(sim):
@@ -42,15 +43,24 @@ def test_marginal_equals_the_dense_multivariate_normal(sim):
         assert loglik[r] == pytest.approx(dense, rel=1e-10)
 
 
-def test_the_model_log_density_uses_the_same_marginal(sim):
-    data = judges_data(*tables(sim))
-    model = build_judges_model(data, JudgesSpec(shared_error=True))
+@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize("missing", [False, True])
+def test_the_model_log_density_uses_the_same_marginal(sim, grouped, missing):
+    """The model's potential (unrated responses by groups of sufficient statistics, or row by
+    row) equals the row-wise marginal summed over every response, with every judge scoring every
+    response and with scores missing (other groups)."""
+    humans, judges, systems = tables(sim)
+    if missing:
+        judges = judges.drop(index=judges.index[(judges["judge"] == "judge1") & (np.arange(len(judges)) % 3 == 0)])
+    data = judges_data(humans, judges, systems)
+    model = build_judges_model(data, JudgesSpec(shared_error=True), grouped=grouped)
     rng = np.random.default_rng(4)
     point = {name: value + rng.normal(0, 0.3, np.shape(value)) for name, value in model.initial_point().items()}
     names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias", "loading"]
     outputs = model.replace_rvs_by_values([model[n] for n in names])
     p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)))
     assert np.abs(p["bias"]).max() > 0.01
+    p["grand_mean"] = system_weights(data) @ p["mu"]
     values, response, system, rater, judge = observation_rows(data)
     mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
     expected = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses)).sum()
