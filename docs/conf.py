@@ -76,6 +76,9 @@ API_PAGES = {
                [("bayes_raters.facets", None)]),
     "leaderboard": ("Leaderboards", "IRT at leaderboard size with a blocked sampler, and the fitted leaderboard as an "
                     "item bank: small benchmarks and adaptive tests.", [("bayes_raters.leaderboard", None)]),
+    "judges": ("LLM judges against noisy humans", "Each system's mean true score from judge scores on every response and "
+               "human ratings on a few: judges calibrated against the true score, their bias by system, and the PPI "
+               "baselines beside.", [("bayes_raters.judges", None)]),
     "core": ("Results, data, errors and calibration", "What every family shares: the result protocol, the convergence "
              "report, long tables, errors and warnings, and simulation-based calibration.",
              [("bayes_raters.results", ["FitResult"]), ("bayes_raters.sampling", ["ConvergenceReport"]),
