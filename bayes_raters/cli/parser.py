@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from bayes_raters.cli.agreement import add_parser as agreement_parser
 from bayes_raters.cli.facets import add_parser as facets_parser
+from bayes_raters.cli.judges import add_parser as judges_parser
 from bayes_raters.cli.leaderboard import add_parser as leaderboard_parser
 from bayes_raters.cli.options import file_options, output_options, rating_file_options, sampler_options
 from bayes_raters.cli.pairwise import add_parser as pairwise_parser
@@ -19,7 +20,8 @@ from bayes_raters.cli.plan import add_parser as plan_parser
 #: Python keyword named in package advice -> the command-line flag that does the same.
 FLAGS = {
     "response": "--response-column", "rater": "--rater-column", "system": "--system-column",
-    "score": "--score-column", "score_range": "--score-range", "error_variance": "--error-variance",
+    "score": "--score-column", "judge": "--judge-column", "judge_range": "--judge-range", "shared_error": "--shared-error",
+    "score_range": "--score-range", "error_variance": "--error-variance",
     "chains": "--chains", "draws": "--draws", "tune": "--tune", "ci_prob": "--ci", "sep": "--sep",
     "encoding": "--encoding", "respondent": "--respondent-column", "item": "--item-column",
     "correct": "--correct-column", "n_options": "--n-options", "method": "--method", "nuts_sampler": "--sampler",
@@ -41,6 +43,7 @@ EPILOG = """examples:
   bayes-raters pairwise comparisons.csv --count-column n
   bayes-raters facets essay_ratings.csv --systems systems.csv
   bayes-raters leaderboard answers.csv --output leaderboard.csv
+  bayes-raters judges human.csv judges.csv --systems systems.csv
   bayes-raters plan ratings.csv --systems systems.csv --target-width 0.05
   bayes-raters agreement ratings.csv --level ordinal
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
@@ -94,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     _irt_parser(commands)
     pairwise_parser(commands, command_parser)
     facets_parser(commands, command_parser)
+    judges_parser(commands, command_parser)
     leaderboard_parser(commands, command_parser)
     plan_parser(commands, command_parser)
     agreement_parser(commands, command_parser)
