@@ -66,7 +66,8 @@ def human_independence(result, n_draws: int = 200, random_seed=0) -> pd.DataFram
     """One row per system and one ``all``: ``n_pairs`` (pairs of ratings of one response),
     the ``observed`` within-response correlation, the replicates' mean and 90% interval
     (``replicated_mean``, ``replicated_lower``, ``replicated_upper``), ``p_value`` and
-    ``flagged`` (below :data:`INDEPENDENCE_P`: the ratings agree less than the model allows)."""
+    ``flagged`` (below :data:`INDEPENDENCE_P`: the ratings agree less than the model allows).
+    Systems with no response rated twice have no row (the check needs pairs of ratings)."""
     data = result.data
     draws = thinned_posterior(result.posterior, n_draws)
     replicated, _ = replicate(result, draws, np.random.default_rng(random_seed))
@@ -86,7 +87,8 @@ def human_independence(result, n_draws: int = 200, random_seed=0) -> pd.DataFram
         rows.append({"system": name, "n_pairs": n_pairs, "observed": obs, "replicated_mean": np.nanmean(rep),
                      "replicated_lower": np.nanquantile(rep, 0.05), "replicated_upper": np.nanquantile(rep, 0.95),
                      "p_value": float(np.mean(rep <= obs))})
-    frame = pd.DataFrame(rows).set_index("system")
+    columns = ["system", "n_pairs", "observed", "replicated_mean", "replicated_lower", "replicated_upper", "p_value"]
+    frame = pd.DataFrame(rows, columns=columns).set_index("system")  # no rows where no response has two ratings
     frame["flagged"] = frame["p_value"] < INDEPENDENCE_P
     return frame
 

@@ -36,7 +36,9 @@ def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality
     dict
         ``human_ratings`` (response, rater, score), ``judge_scores`` (response, judge, score),
         ``systems`` (response, system) and ``truth``: the systems' true means ``system_mean``
-        (population, :math:`3 + m_s`) and ``finite_mean`` (the mean of the drawn :math:`T`).
+        (population, :math:`3 + m_s`), ``finite_mean`` (the mean of the drawn :math:`T`) and
+        ``panel_mean`` (:math:`3 + m_s` plus the raters' mean severity: what the mean rating of
+        this panel of raters estimates, and what the fit's ``system_mean`` and PPI estimate).
     """
     if not 0 < human_share <= 1 or not 0 < human_correlation < 1 or not 0 <= shared_error < 1:
         raise InvalidInputError("human_share must lie in (0, 1], human_correlation in (0, 1), shared_error in [0, 1).")
@@ -65,7 +67,8 @@ def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality
         value = 2.0 + 0.7 * (true + bias) + error
         scores += [(names[r], f"judge{j}", value[r]) for r in range(len(system))]
     systems = pd.DataFrame({"response": names, "system": [f"system{s}" for s in system]})
-    truth = pd.DataFrame({"system_mean": 3.0 + means, "finite_mean": [true[system == s].mean() for s in range(n_systems)]},
+    truth = pd.DataFrame({"system_mean": 3.0 + means, "finite_mean": [true[system == s].mean() for s in range(n_systems)],
+                          "panel_mean": 3.0 + means + severity.mean()},
                          index=pd.Index([f"system{s}" for s in range(n_systems)], name="system"))
     return {"human_ratings": pd.DataFrame(humans, columns=["response", "rater", "score"]),
             "judge_scores": pd.DataFrame(scores, columns=["response", "judge", "score"]), "systems": systems, "truth": truth}

@@ -80,3 +80,11 @@ def test_ratings_that_disagree_within_responses_are_flagged():
         flagged = fit_judges(humans, sim["judge_scores"], sim["systems"], random_seed=21, progressbar=False)
     check = flagged.human_check()
     assert check.loc["all", "flagged"] and check.loc["all", "observed"] < 0
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 200 draws: the check's shape is tested
+def test_one_rating_per_response_gives_no_independence_rows():
+    sim = simulate_judges(n_systems=2, n_responses=40, judge_quality=(0.8,), ratings_per_response=1, human_share=0.3, random_seed=4)
+    result = fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], draws=200, tune=300, random_seed=4, progressbar=False)
+    check = result.human_check()
+    assert check.empty and "flagged" in check.columns
