@@ -61,6 +61,8 @@ def fit_judges(
     response and noisy human ratings on a few, with the judges calibrated against the true
     score (not against the human ratings); see :mod:`bayes_raters.judges.model`.
 
+    Where the first chains mix slowly without a divergence (ESS or R-hat just outside the rule, as
+    on small designs), as many chains again are sampled and pooled (``result.inference`` says so).
     After the fit, the human ratings' independence is checked by posterior predictive replicates
     (:meth:`JudgesResult.human_check`); where the ratings of a response agree less than the
     model allows, a :class:`~bayes_raters.errors.BoundWarning` names the systems.
@@ -109,7 +111,7 @@ def fit_judges(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
         progressbar=progressbar, what="judges model", nuts_kwargs=ADAPTATION.get(nuts_sampler or "nutpie"),
-        var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference,
+        var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference, extra_chains=chains,
     )
     tree = xr.DataTree.from_dict({
         "posterior": on_the_rating_scales(idata["posterior"].to_dataset(), table), "sample_stats": idata["sample_stats"].to_dataset(),
