@@ -7,6 +7,10 @@ ratings correlate negatively within every generated-story source), the raters' e
 independent, or the ratings were not made of one true score (slots filled by different workers
 who split the scale, a rater reacting to the others): the intervals then rest on a model the
 data contradict, and the result says so (:func:`human_independence`; ``fit_judges`` warns).
+Where they agree more than any replicate does, the fit has put less of the ratings' spread in the
+true scores than the humans show: a judge's calibration (one slope and noise for every system)
+has overruled the humans, as a reference-based metric scoring the reference itself does
+(WMT23's chrF on ``refA``, ``models/judges.md``); that is flagged too.
 
 The statistic, per system and over all: the human ratings' within-response correlation
 :math:`\sum_r \sum_{h<h'} e_{rh} e_{rh'} / (\#\text{pairs} \cdot \overline{e^2})`, :math:`e` a
@@ -26,7 +30,8 @@ from bayes_raters.errors import BoundWarning
 from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
 from bayes_raters.results import thinned_posterior
 
-#: Posterior predictive p-value below which the ratings agree less than the model allows.
+#: Posterior predictive p-value below which the ratings agree less than the model allows (and
+#: above one minus which they agree more).
 INDEPENDENCE_P = 0.025
 
 
@@ -65,8 +70,9 @@ def within_response_correlation(scores: np.ndarray, response: np.ndarray, system
 def human_independence(result, n_draws: int = 200, random_seed=0) -> pd.DataFrame:
     """One row per system and one ``all``: ``n_pairs`` (pairs of ratings of one response),
     the ``observed`` within-response correlation, the replicates' mean and 90% interval
-    (``replicated_mean``, ``replicated_lower``, ``replicated_upper``), ``p_value`` and
-    ``flagged`` (below :data:`INDEPENDENCE_P`: the ratings agree less than the model allows).
+    (``replicated_mean``, ``replicated_lower``, ``replicated_upper``), ``p_value``, ``flagged``
+    and ``direction``: ``"less"`` (p below :data:`INDEPENDENCE_P`: the ratings agree less than
+    the model allows) or ``"more"`` (p above one minus it: more than it allows), else empty.
     Systems with no response rated twice have no row (the check needs pairs of ratings)."""
     data = result.data
     draws = thinned_posterior(result.posterior, n_draws)
@@ -89,20 +95,30 @@ def human_independence(result, n_draws: int = 200, random_seed=0) -> pd.DataFram
                      "p_value": float(np.mean(rep <= obs))})
     columns = ["system", "n_pairs", "observed", "replicated_mean", "replicated_lower", "replicated_upper", "p_value"]
     frame = pd.DataFrame(rows, columns=columns).set_index("system")  # no rows where no response has two ratings
-    frame["flagged"] = frame["p_value"] < INDEPENDENCE_P
+    less, more = frame["p_value"] < INDEPENDENCE_P, frame["p_value"] > 1 - INDEPENDENCE_P
+    frame["flagged"] = less | more
+    frame["direction"] = np.where(less, "less", np.where(more, "more", ""))
     return frame
+
+
+def _listed(rows: pd.DataFrame) -> str:
+    return ", ".join(f"{name} ({row.observed:+.2f}, replicates {row.replicated_lower:+.2f} to {row.replicated_upper:+.2f})" for name, row in rows.iterrows())
 
 
 def warn_dependent_humans(table: pd.DataFrame) -> None:
     """A :class:`~bayes_raters.errors.BoundWarning` naming the systems whose human ratings agree
-    less than the model allows (:func:`human_independence`)."""
-    flagged = table[table["flagged"]]
-    if flagged.empty:
-        return
-    listed = ", ".join(f"{name} ({row.observed:+.2f}, replicates {row.replicated_lower:+.2f} to {row.replicated_upper:+.2f})"
-                       for name, row in flagged.iterrows())
-    warnings.warn(
-        "judges model: the human ratings of a response agree less than independent rater errors allow "
-        f"(within-response correlation, observed vs the model's replicates): {listed}. The model's intervals assume "
-        "each rating is the true score plus independent error; here they are too narrow for what the humans measured. "
-        "See result.human_check() and models/judges.md.", BoundWarning, stacklevel=3)
+    less, or more, than the model allows (:func:`human_independence`)."""
+    less, more = table[table["direction"] == "less"], table[table["direction"] == "more"]
+    if not less.empty:
+        warnings.warn(
+            "judges model: the human ratings of a response agree less than independent rater errors allow "
+            f"(within-response correlation, observed vs the model's replicates): {_listed(less)}. The model's intervals assume "
+            "each rating is the true score plus independent error; here they are too narrow for what the humans measured. "
+            "See result.human_check() and models/judges.md.", BoundWarning, stacklevel=3)
+    if not more.empty:
+        warnings.warn(
+            "judges model: the human ratings of a response agree more than the fitted true-score spread allows "
+            f"(within-response correlation, observed vs the model's replicates): {_listed(more)}. A judge's calibration (one "
+            "slope and noise for every system) has overruled the humans; look for a judge whose scores hardly vary within a "
+            "system (result.judge_table(), result.bias_table()). See result.human_check() and models/judges.md.",
+            BoundWarning, stacklevel=3)

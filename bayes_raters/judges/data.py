@@ -10,13 +10,14 @@ nothing or scores every response alike, a score outside a declared range.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from bayes_raters.data import check_score_range, quote_rows, validate_long
-from bayes_raters.errors import InvalidInputError
+from bayes_raters.errors import InputWarning, InvalidInputError
 
 HUMAN = "human ratings"
 JUDGES = "judge scores"
@@ -159,6 +160,26 @@ def _check_coverage(humans: pd.DataFrame, judges: pd.DataFrame, systems: pd.Data
                                 "information about the true score. Drop them.")
 
 
+#: A judge's score SD within a system below this share of its typical within-system SD is flagged.
+DEGENERATE_SPREAD = 0.1
+
+
+def warn_degenerate_judges(judges: pd.DataFrame, systems: pd.DataFrame) -> None:
+    """An :class:`~bayes_raters.errors.InputWarning` naming each (judge, system) whose scores
+    barely vary within the system (SD below :data:`DEGENERATE_SPREAD` of the judge's median
+    within-system SD): one slope and noise per judge cannot describe it, and the fit would read
+    the system's true scores as nearly equal (a reference-based metric scoring the reference)."""
+    frame = judges.merge(systems, on="response")
+    spread = frame.groupby(["judge", "system"], sort=False)["score"].std(ddof=0).unstack("system")
+    low = spread.lt(DEGENERATE_SPREAD * spread.median(axis=1), axis=0).stack()
+    pairs = [f"{j} on {s}" for (j, s), flagged in low.items() if flagged]
+    if pairs:
+        warnings.warn(f"{JUDGES}: nearly constant scores within a system: {', '.join(pairs)} (SD under {DEGENERATE_SPREAD:g} of "
+                      "the judge's typical within-system SD). The model gives a judge one slope and noise for every system, so "
+                      "it would read that system's true scores as nearly equal. Drop these scores (another judge must still score "
+                      "those responses) or the system.", InputWarning, stacklevel=3)
+
+
 def judges_data(data: pd.DataFrame, judge_scores: pd.DataFrame, systems, *, response: str = "response", rater: str = "rater",
                 judge: str = "judge", score: str = "score", system: str = "system",
                 score_range: tuple[float, float] | None = None, judge_range: tuple[float, float] | None = None) -> JudgesData:
@@ -173,4 +194,5 @@ def judges_data(data: pd.DataFrame, judge_scores: pd.DataFrame, systems, *, resp
     _require_known(humans, pd.Index(table["response"]), HUMAN, response)
     _require_known(judges, pd.Index(table["response"]), JUDGES, response)
     _check_coverage(humans, judges, table, system)
+    warn_degenerate_judges(judges, table)
     return JudgesData(humans=humans, judges=judges, systems=table)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.judges import checks
+from bayes_raters.judges import checks, plan
 from bayes_raters.judges.baselines import baseline_table
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.model import JudgesSpec, observation_rows, parameter_draws, response_loglik, row_terms, system_weights
@@ -126,6 +126,15 @@ class JudgesResult(FitResult):
         frame = pd.concat([baseline_table(self.data, ci_prob), ours]).sort_index(level=0, sort_remaining=False)
         frame["width"] = frame["upper"] - frame["lower"]
         return frame
+
+    def plan_human_ratings(self, extra=(0, 50, 100, 200, 400), raters=(1, 2), **kwargs) -> pd.DataFrame:
+        """Expected interval widths after more human ratings
+        (:func:`~bayes_raters.judges.plan.plan_human_ratings`, same keywords)."""
+        return plan.plan_human_ratings(self, extra, raters, **kwargs)
+
+    def next_responses(self, n: int = 20, **kwargs) -> pd.DataFrame:
+        """The next responses to send to human raters (:func:`~bayes_raters.judges.plan.next_responses`)."""
+        return plan.next_responses(self, n, **kwargs)
 
     def human_check(self, n_draws: int = 200, random_seed=0) -> pd.DataFrame:
         """The posterior predictive check of the human ratings' independence

@@ -9,7 +9,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayes_raters.errors import BoundWarning
+from bayes_raters.errors import BoundWarning, InputWarning
 from bayes_raters.judges import JudgesResult, fit_judges, simulate_judges
 
 
@@ -80,6 +80,21 @@ def test_ratings_that_disagree_within_responses_are_flagged():
         flagged = fit_judges(humans, sim["judge_scores"], sim["systems"], random_seed=21, progressbar=False)
     check = flagged.human_check()
     assert check.loc["all", "flagged"] and check.loc["all", "observed"] < 0
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # the flags are the point, not the draws
+def test_a_judge_that_overrules_the_humans_is_flagged():
+    """A judge whose scores are constant within one system (a reference-based metric scoring the
+    reference): the data layer names it, and the fit, whose true-score spread the judge pulls
+    down, finds the human ratings agreeing more than its replicates allow."""
+    sim = simulate_judges(n_systems=3, n_responses=80, judge_quality=(0.8,), human_share=0.4, human_correlation=0.6, random_seed=22)
+    scores = sim["judge_scores"].copy()
+    first = scores["response"].isin(sim["systems"].loc[sim["systems"]["system"] == "system0", "response"])
+    scores.loc[first, "score"] = 99.0 + 0.01 * np.random.default_rng(0).standard_normal(first.sum())
+    with pytest.warns(InputWarning, match="judge0 on system0"), pytest.warns(BoundWarning, match="agree more than"):
+        result = fit_judges(sim["human_ratings"], scores, sim["systems"], draws=200, tune=300, random_seed=22, progressbar=False)
+    check = result.human_check()
+    assert check.loc["all", "direction"] == "more" and check.loc["system0", "flagged"]
 
 
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 200 draws: the check's shape is tested
