@@ -25,10 +25,11 @@ def test_there_are_notebooks():
 #: others (00 11 s, 02 94 s, 03 15 s) in `make test`. Every notebook's code is parsed and its stored
 #: outputs checked in `make test` (below). 08 took 370 s in the fresh-clone suite of 2026-11-28 (its
 #: 40 x 300 quick fit keeps sampling until sigma_log_a converges). 2026-11-29: the suite was 26.6 min on a fresh
-#: clone, so 02 (118 s) moved to `make validate` too, and 09 (agreement; posterior fits) starts there.
+#: clone, so 02 (118 s) moved to `make validate` too, and 09 (agreement; posterior fits) starts there, as does 10
+#: (judges: two real-data fits, 279 s at full size).
 SLOW_NOTEBOOKS = {"01_prmse_posterior_vs_closed_form.ipynb", "02_loukina2020_reproduction.ipynb", "04_bayesian_pairwise_and_preference_strength.ipynb",
                   "05_irt_item_diagnostics.ipynb", "06_rating_scales_and_dimensionality.ipynb", "07_planning_the_next_ratings.ipynb",
-                  "08_leaderboards.ipynb", "09_inter_rater_agreement.ipynb"}
+                  "08_leaderboards.ipynb", "09_inter_rater_agreement.ipynb", "10_llm_judges.ipynb"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.slow] if p.name in SLOW_NOTEBOOKS else []) for p in NOTEBOOKS],
