@@ -21,7 +21,7 @@ def add_parser(commands, command) -> None:
         "each judge calibrated against the true score with a bias per system) and prints the systems (mean true "
         "score, interval, rank, P(best)), the judges (calibration, PRMSE, worth in human ratings, biased systems), "
         "the pairwise differences, the baselines (humans alone, the judge alone, PPI, PPI++) and the check of the "
-        "human ratings' independence.",
+        "human ratings' independence; with --plan, how the differences' intervals narrow with more human ratings.",
     )
     judges.add_argument("humans", help="CSV of human ratings (response, rater, score)")
     judges.add_argument("judge_scores", metavar="judges", help="CSV of judge scores (response, judge, score)")
@@ -40,6 +40,11 @@ def add_parser(commands, command) -> None:
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="nutpie", help="NUTS implementation")
     sampler_options(model, draws=1000)
+    plan = judges.add_argument_group("planning the next human ratings")
+    plan.add_argument("--plan", nargs="+", type=int, default=None, metavar="N",
+                      help="also print the expected interval width of every system difference after N more human-rated responses "
+                           "(random among the unrated ones; several N allowed)")
+    plan.add_argument("--plan-raters", type=int, default=2, metavar="K", help="human raters per planned response")
     output_options(judges)
 
 
@@ -71,8 +76,10 @@ def judges(args: argparse.Namespace) -> Output:
     tables = {"systems": result.system_table(args.ci), "judges": result.judge_table(args.ci),
               "differences": result.difference_table(args.ci), "baselines": result.baseline_table(args.ci),
               "human_check": result.human_check()}
+    if args.plan:
+        tables["plan"] = result.plan_human_ratings(extra=[0, *args.plan], raters=args.plan_raters, ci_prob=args.ci)
     text = "\n\n".join(f"{name}:\n{text_table(table, 3)}" for name, table in tables.items())
-    keys = {"systems": "system", "judges": "judge", "differences": "pair", "baselines": "row", "human_check": "system"}
+    keys = {"systems": "system", "judges": "judge", "differences": "pair", "baselines": "row", "human_check": "system", "plan": "row"}
     data = {name: records(table.reset_index() if table.index.nlevels > 1 else table, keys[name]) for name, table in tables.items()}
     data["convergence"] = convergence_record(result.convergence)
     data["inference"] = result.inference.to_dict()

@@ -25,6 +25,11 @@ shipped copies against it):
 * ``arena_votes.csv``: arena votes between 12 chat models, one row per vote: ``model_a``,
   ``model_b``, ``outcome`` (win/tie/loss for model_a), ``length`` (a style difference between the
   two answers), ``category``; 3,000 votes (:func:`bayes_raters.pairwise.simulate_arena`).
+* ``story_ratings.csv``, ``llm_judge_scores.csv``, ``story_systems.csv``: stories from 4
+  generators (120 each) scored by two LLM judges (``story_id``, ``judge``, ``score``; one judge
+  favours ``gen-a`` by half a true-score SD), 15% of the stories rated 1-5 by two of 6 human
+  annotators (``story_id``, ``annotator``, ``score``), and each story's generator (``story_id``,
+  ``generator``) (:func:`bayes_raters.judges.simulate_judges`).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv",
-         "essay_facets.csv", "essay_engine.csv", "arena_votes.csv")
+         "essay_facets.csv", "essay_engine.csv", "arena_votes.csv", "story_ratings.csv", "llm_judge_scores.csv", "story_systems.csv")
 SEED = 2026
 
 
@@ -122,6 +127,24 @@ def _arena() -> pd.DataFrame:
     return votes.rename(columns={"style_1": "length"}).round({"length": 3})
 
 
+def _judges() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """480 stories of 4 generators, two LLM judges on every story, 15% rated by two humans (1-5)."""
+    from bayes_raters.judges import simulate_judges
+
+    sim = simulate_judges(4, 120, judge_quality=(0.8, 0.5), judge_bias={(1, 0): 0.5}, human_share=0.15, ratings_per_response=2,
+                          n_raters=6, random_seed=SEED)
+    story = {f"r{k}": f"ST-{k + 1:04d}" for k in range(480)}
+    generator = {f"system{k}": f"gen-{chr(ord('a') + k)}" for k in range(4)}
+    humans = sim["human_ratings"]
+    ratings = pd.DataFrame({"story_id": humans["response"].map(story), "annotator": humans["rater"].str.replace("rater", "A"),
+                            "score": humans["score"].round().clip(1, 5).astype(int)})
+    judges = sim["judge_scores"]
+    scores = pd.DataFrame({"story_id": judges["response"].map(story), "judge": judges["judge"].map({"judge0": "llm-large", "judge1": "llm-small"}),
+                           "score": judges["score"].round(1)})
+    systems = pd.DataFrame({"story_id": sim["systems"]["response"].map(story), "generator": sim["systems"]["system"].map(generator)})
+    return ratings, scores, systems
+
+
 def make_examples(folder: str | Path) -> list[Path]:
     """Simulate the example files into ``folder`` (what is shipped was written by this)."""
     from bayes_raters.irt import simulate_responses
@@ -138,6 +161,7 @@ def make_examples(folder: str | Path) -> list[Path]:
               "answers.csv": answers, "comparisons.csv": comparisons, "comparison_counts.csv": counts}
     tables["essay_facets.csv"], tables["essay_engine.csv"] = _facets()
     tables["arena_votes.csv"] = _arena()
+    tables["story_ratings.csv"], tables["llm_judge_scores.csv"], tables["story_systems.csv"] = _judges()
     for name, table in tables.items():
         table.to_csv(folder / name, index=False)
     return [folder / name for name in FILES]

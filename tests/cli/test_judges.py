@@ -28,10 +28,12 @@ FAST = ["--draws", "200", "--tune", "300", "--quiet"]
 
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 200 draws: the tables' shape is tested
 def test_json_has_every_table_and_the_convergence_record(files, capsys):
-    args = ["judges", str(files / "human.csv"), str(files / "judges.csv"), "--systems", str(files / "systems.csv"), *COLUMNS, *FAST, "--json"]
+    args = ["judges", str(files / "human.csv"), str(files / "judges.csv"), "--systems", str(files / "systems.csv"), *COLUMNS, *FAST, "--json",
+            "--plan", "20", "40", "--plan-raters", "3"]
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"systems", "judges", "differences", "baselines", "human_check", "convergence", "inference"}
+    assert set(data) == {"systems", "judges", "differences", "baselines", "human_check", "plan", "convergence", "inference"}
+    assert len(data["plan"]) == 3 * 3 and {row["extra_ratings"] for row in data["plan"]} == {0, 60, 120}
     assert len(data["systems"]) == 3 and sum(row["p_best"] for row in data["systems"]) == pytest.approx(1.0)
     assert {row["judge"] for row in data["judges"]} == {"judge0", "judge1"}
     assert {row["method"] for row in data["baselines"]} == {"humans", "judges_naive", "ppi", "ppi++", "bayes_raters"}
