@@ -169,7 +169,7 @@ def plan_double_scoring(
             row = {"extra_double": e, "extra_single": single, "n_double": n_double[s] + e, "quantity": s,
                    "current_width": now[s][0], "expected_width": width, "current_mean": now[s][1]}
             if threshold is not None:
-                row["p_lower_above"] = _p_clears(now[s][1] - threshold, now[s][0] / (2 * z), width / (2 * z), z)
+                row["p_lower_above"] = p_clears(now[s][1] - threshold, now[s][0] / (2 * z), width / (2 * z), z)
             rows.append(row)
         for a, b in pairs:
             diff_now, mean = differences[a, b]
@@ -178,7 +178,7 @@ def plan_double_scoring(
                    "quantity": f"{a} - {b}", "current_width": diff_now, "expected_width": width, "current_mean": mean}
             if threshold is not None:
                 s_now, s_d = diff_now / (2 * z), width / (2 * z)
-                row["p_excludes_zero"] = _p_clears(mean, s_now, s_d, z) + _p_clears(-mean, s_now, s_d, z)
+                row["p_excludes_zero"] = p_clears(mean, s_now, s_d, z) + p_clears(-mean, s_now, s_d, z)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -190,7 +190,7 @@ def _difference_now(result, a, b, ci_prob: float) -> tuple[float, float]:
     return float(high - low), float(draws.mean())
 
 
-def _p_clears(margin: float, sd_now: float, sd_future: float, z: float) -> float:
+def p_clears(margin: float, sd_now: float, sd_future: float, z: float) -> float:
     """P(future mean - z sd_future > 0) with the future mean ~ N(margin, sd_now^2 - sd_future^2)."""
     spread = np.sqrt(max(sd_now**2 - sd_future**2, 1e-12))
     return float(stats.norm.cdf((margin - z * sd_future) / spread))

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, stats
 
+from bayes_raters.ctt.plan import p_clears
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges.model import system_weights
 from bayes_raters.results import check_ci_prob, seeded_rng, thinned_posterior
@@ -224,7 +225,8 @@ def plan_human_ratings(result, extra=(0, 50, 100, 200, 400), raters=(1, 2), *, p
                 row = {"raters": k, "extra_responses": e, "extra_ratings": e * k, "quantity": label, "current_mean": mean,
                        "current_width": width, "expected_width": width * r}
                 if isinstance(q, tuple):
-                    row["p_excludes_zero"] = _p_excludes_zero(mean, width, width * r, z)
+                    sd_now, sd_future = width / (2 * z), width * r / (2 * z)
+                    row["p_excludes_zero"] = p_clears(mean, sd_now, sd_future, z) + p_clears(-mean, sd_now, sd_future, z)
                 if target_width is not None:
                     row["meets_target"] = width * r <= target_width
                 rows.append(row)
@@ -241,14 +243,6 @@ def _allocation(available: np.ndarray, extra: int, path) -> np.ndarray:
     totals = path.sum(axis=1)
     step = int(np.searchsorted(totals, extra))
     return path[step] * extra / totals[step]
-
-
-def _p_excludes_zero(mean: float, width_now: float, width_future: float, z: float) -> float:
-    sd_now, sd_future = width_now / (2 * z), width_future / (2 * z)
-    spread = np.sqrt(max(sd_now**2 - sd_future**2, 0.0))
-    if spread == 0:
-        return float(abs(mean) > z * sd_now)
-    return float(stats.norm.cdf((mean - z * sd_future) / spread) + stats.norm.cdf((-mean - z * sd_future) / spread))
 
 
 def next_responses(result, n: int = 20, *, pairs=None, systems=None, raters: int = 2, n_draws: int = 100, random_seed=None) -> pd.DataFrame:
