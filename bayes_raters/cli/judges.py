@@ -36,7 +36,8 @@ def add_parser(commands, command) -> None:
     model = judges.add_argument_group("model")
     model.add_argument("--score-range", nargs=2, type=float, metavar=("LOW", "HIGH"), default=None, help="declared scale of the human ratings")
     model.add_argument("--judge-range", nargs=2, type=float, metavar=("LOW", "HIGH"), default=None, help="declared scale of the judge scores")
-    model.add_argument("--shared-error", action="store_true", help="the judges' errors share a factor (three judges or more)")
+    model.add_argument("--shared-error", action=argparse.BooleanOptionalAction, default=None,
+                       help="whether the judges' errors share a factor (default: with three judges or more)")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--sampler", choices=["pymc", "nutpie", "numpyro"], default="nutpie", help="NUTS implementation")
     sampler_options(model, draws=1000)
@@ -64,7 +65,7 @@ def judges(args: argparse.Namespace) -> Output:
     try:
         with progress_on_stderr():
             result = fit_judges(
-                humans, scores, systems, shared_error=args.shared_error or None,
+                humans, scores, systems, shared_error=args.shared_error,
                 score_range=tuple(args.score_range) if args.score_range else None,
                 judge_range=tuple(args.judge_range) if args.judge_range else None, response=args.response_column,
                 rater=args.rater_column, judge=args.judge_column, score=args.score_column, system=args.system_column,

@@ -25,7 +25,7 @@ ADAPTATION = {"nutpie": {"adaptation": "low_rank"}, "pymc": {"init": "jitter+ada
 
 #: What the tables read; the standardised parameters stay in the posterior for the likelihood.
 SAMPLED = ("mu", "sigma_true", "sigma_true_typical", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias",
-           "sigma_bias", "loading")
+           "sigma_bias", "loading", "judge_error", "shared_share")
 
 
 @sampler_block(reasons={
@@ -79,8 +79,8 @@ def fit_judges(
         Every response's evaluated system: a table (response, system), a Series indexed by
         response, or a dict.
     shared_error : bool, optional
-        Whether the judges' errors share a factor (judges that err together; three judges or
-        more); None, no factor (:func:`~bayes_raters.judges.model.default_shared_error`).
+        Whether the judges' errors share a factor (judges that err together); None, on with three
+        judges or more (:func:`~bayes_raters.judges.model.default_shared_error`).
     inference : {"nuts"}
         NUTS over the parameters (the true scores are integrated out exactly).
     score_range, judge_range : tuple of float, optional
