@@ -43,7 +43,7 @@ class JudgesResult(FitResult):
     report: ConvergenceReport
 
     summary_var_names = ("system_mean", "system_sd", "human_noise", "rater_severity", "judge_intercept", "judge_slope",
-                         "judge_noise", "judge_prmse", "judge_worth", "loading", "sigma_bias")
+                         "judge_noise", "judge_prmse", "judge_worth", "shared_share", "sigma_bias")
     family = "judges model"
 
     @property
@@ -86,13 +86,14 @@ class JudgesResult(FitResult):
         """One row per judge: ``n_scores``; intervals (``_mean``, ``_lower``, ``_upper``) of its
         ``intercept`` and ``slope`` (expected score = intercept + slope x true score), ``noise``,
         ``prmse`` against the true score and ``worth`` in human ratings per response
-        (:func:`~bayes_raters.judges.model.on_the_rating_scales`), ``loading`` on the shared error
-        where the model has one; ``biased_systems``, the systems whose bias interval excludes 0."""
+        (:func:`~bayes_raters.judges.model.on_the_rating_scales`), and where the model has the shared
+        error factor ``shared_share``, the share of the judge's error variance it shares with the
+        other judges (:func:`~bayes_raters.judges.model.split_judge_error`); ``biased_systems``, the systems whose bias interval excludes 0."""
         frame = pd.DataFrame(index=pd.Index(self.data.judge_names, name="judge"))
         frame["n_scores"] = self.data.judges.groupby("judge", sort=False).size()
-        names = ["intercept", "slope", "noise", "prmse", "worth"] + (["loading"] if self.spec.shared_error else [])
+        names = ["intercept", "slope", "noise", "prmse", "worth"] + (["shared_share"] if self.spec.shared_error else [])
         for name in names:
-            variable = "loading" if name == "loading" else f"judge_{name}"
+            variable = name if name == "shared_share" else f"judge_{name}"
             table = interval_table(self.posterior[variable], ci_prob, ("judge",))[["mean", "lower", "upper"]]
             frame = frame.join(table.add_prefix(f"{name}_"))
         bias = self.bias_table(ci_prob)

@@ -43,6 +43,8 @@ def test_differences_and_judges(result):
     assert judges["prmse_mean"].is_monotonic_decreasing  # quality 0.8 > 0.5 > 0.3 with the true score
     assert judges.loc["judge0", "slope_lower"] > 0.3
     assert judges.loc["judge0", "worth_mean"] > judges.loc["judge2", "worth_mean"]
+    assert result.spec.shared_error  # on by default with three judges: the share of each judge's error it shares
+    assert ((judges["shared_share_lower"] >= 0) & (judges["shared_share_upper"] <= 1)).all()
 
 
 def test_baselines_beside_the_model(result):
