@@ -67,9 +67,9 @@ def default_shared_error(n_judges: int) -> bool:
     """On with three judges or more, off with one or two (with two the loadings are one
     covariance, with one they are the judge's own noise). Judges that err together, left without
     the factor, make the intervals too narrow: the model reads their agreement as true-score signal
-    and overstates the slopes (``models/judges.md``: coverage 0.78 of system means and 0.69 of
-    differences without it, 0.92 with it); with independent errors the factor costs width and
-    little else (its split of each judge's error is :func:`split_judge_error`)."""
+    and overstates the slopes (``models/judges.md`` gives the coverage with and without it); with
+    independent errors the factor costs width and little else (its split of each judge's error is
+    :func:`split_judge_error`)."""
     return n_judges >= 3
 
 
