@@ -115,17 +115,8 @@ def test_conditional_draws_match_the_exact_conditional():
         z, acceptance = draw_conditional(
             table, lambda z, y=y: _loglik(z, y, a, b), rule, rng, unit_index=np.zeros(units, dtype=int),
         )
-        log_marginal = _reference(y, a, b)
-
-        def cdf(t, y=y, log_marginal=log_marginal):
-            value, _ = integrate.quad(lambda s: np.exp(_loglik(s, y, a, b)[0] + stats.norm.logpdf(s) - log_marginal), -12, t, limit=200)
-            return value
-
-        mean, sd = np.mean(z), np.std(z)
-        grid = np.linspace(mean - 6 * sd, mean + 6 * sd, 400)
-        exact = np.array([cdf(t) for t in grid])
-        result = stats.ks_1samp(z, lambda t: np.interp(t, grid, exact))
-        assert result.pvalue > 0.01, (name, result)
+        pvalue = _ks_against_exact(z, y, a, b)
+        assert pvalue > 0.01, (name, pvalue)
         assert acceptance > 0.9, (name, acceptance)
 
 
@@ -145,16 +136,14 @@ def _gradient(z, y, a, b):
 
 
 def _ks_against_exact(z, y, a, b) -> float:
-    """KS p-value of draws against the exact conditional CDF (scipy quadrature)."""
-    log_marginal = _reference(y, a, b)
-
-    def cdf(t):
-        value, _ = integrate.quad(lambda s: np.exp(_loglik(s, y, a, b)[0] + stats.norm.logpdf(s) - log_marginal), -12, t, limit=200)
-        return value
-
-    mean, sd = np.mean(z), np.std(z)
-    grid = np.linspace(mean - 6 * sd, mean + 6 * sd, 400)
-    exact = np.array([cdf(t) for t in grid])
+    """KS p-value of draws against the exact conditional CDF: the density normalised by
+    :func:`_reference` (scipy.integrate.quad), integrated by scipy's cumulative Simpson rule on
+    24,001 points over [-12, 12] (spacing 0.001 against a conditional SD of 0.2 or more: error far
+    below the KS test's resolution at 4,000 draws; 400 ``quad`` calls, one per point, cost tens of
+    seconds per test)."""
+    grid = np.linspace(-12, 12, 24001)
+    density = np.exp(_loglik(grid, y, a, b) + stats.norm.logpdf(grid) - _reference(y, a, b))
+    exact = integrate.cumulative_simpson(density, x=grid, initial=0.0)
     return stats.ks_1samp(z, lambda t: np.interp(t, grid, exact)).pvalue
 
 

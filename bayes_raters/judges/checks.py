@@ -12,6 +12,10 @@ true scores than the humans show: a judge's calibration (one slope and noise for
 has overruled the humans, as a reference-based metric scoring the reference itself does
 (WMT23's chrF on ``refA``, ``models/judges.md``); that is flagged too.
 
+A judge whose own noise comes out near zero (a Heywood case, as in factor analysis) is the
+other sign: the fit lets that judge define the true score, and its slope, PRMSE and worth in
+human ratings stop measuring the judge (:func:`near_zero_own_error`; ``fit_judges`` warns).
+
 The statistic, per system and over all: the human ratings' within-response correlation
 :math:`\sum_r \sum_{h<h'} e_{rh} e_{rh'} / (\#\text{pairs} \cdot \overline{e^2})`, :math:`e` a
 rating minus its system's mean rating; its posterior predictive p-value is the share of
@@ -29,6 +33,11 @@ import xarray as xr
 from bayes_raters.errors import BoundWarning
 from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
 from bayes_raters.results import thinned_posterior
+
+#: Posterior median share of a judge's modelled score variance that is its own noise
+#: (``judge_own_share``) below which the judge is flagged: a reliability above 0.99 against the
+#: true score, which no judge of noisy human ratings has shown here (``models/judges.md``).
+OWN_SHARE_MIN = 0.01
 
 #: Posterior predictive p-value below which the ratings agree less than the model allows (and
 #: above one minus which they agree more).
@@ -122,3 +131,26 @@ def warn_dependent_humans(table: pd.DataFrame) -> None:
             "slope and noise for every system) has overruled the humans; look for a judge whose scores hardly vary within a "
             "system (result.judge_table(), result.bias_table()). See result.human_check() and models/judges.md.",
             BoundWarning, stacklevel=3)
+
+
+def near_zero_own_error(posterior: xr.Dataset) -> pd.Series:
+    """Per judge, whether the posterior median of ``judge_own_share`` (the share of its modelled
+    score variance that is its own noise, :func:`~bayes_raters.judges.model.on_the_rating_scales`)
+    is below :data:`OWN_SHARE_MIN`: the fit has the judge measure the true score without error."""
+    median = posterior["judge_own_share"].median(("chain", "draw")).to_series()
+    return (median < OWN_SHARE_MIN).rename("own_error_near_zero")
+
+
+def warn_near_zero_own_error(flags: pd.Series, shared_error: bool) -> None:
+    """A :class:`~bayes_raters.errors.BoundWarning` naming the judges of :func:`near_zero_own_error`."""
+    if not flags.any():
+        return
+    names = ", ".join(map(str, flags.index[flags]))
+    compare = ("compare the fit without the judges' shared error factor (shared_error=False; on the command line "
+               "--no-shared-error)" if shared_error else "check the judge against the human ratings directly")
+    warnings.warn(
+        f"judges model: the own noise of {names} comes out near zero (under {OWN_SHARE_MIN:.0%} of its score variance): the fit "
+        "lets this judge define the true score, so its slope, PRMSE and worth in human ratings do not measure it, and the "
+        "systems' intervals lean on it alone (a Heywood case). It arises where the human ratings contradict the model "
+        f"(result.human_check()) or the judges' errors are not one shared factor; {compare}. See models/judges.md.",
+        BoundWarning, stacklevel=3)

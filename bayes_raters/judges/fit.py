@@ -12,7 +12,7 @@ import xarray as xr
 
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.judges.checks import human_independence, warn_dependent_humans
+from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, on_the_rating_scales
 from bayes_raters.judges.result import JudgesResult, tables_tree
@@ -65,7 +65,9 @@ def fit_judges(
     on small designs), as many chains again are sampled and pooled (``result.inference`` says so).
     After the fit, the human ratings' independence is checked by posterior predictive replicates
     (:meth:`JudgesResult.human_check`); where the ratings of a response agree less than the
-    model allows, a :class:`~bayes_raters.errors.BoundWarning` names the systems.
+    model allows, a :class:`~bayes_raters.errors.BoundWarning` names the systems; a judge whose own
+    noise comes out near zero (a Heywood case) is named too
+    (:func:`~bayes_raters.judges.checks.near_zero_own_error`).
 
     Parameters
     ----------
@@ -122,4 +124,5 @@ def fit_judges(
     tree["posterior"].attrs.update(idata["posterior"].attrs)
     result = JudgesResult(idata=tree, data=table, spec=spec, report=report)
     warn_dependent_humans(human_independence(result, random_seed=derived_rng(random_seed, "judges_check")))
+    warn_near_zero_own_error(near_zero_own_error(result.posterior), spec.shared_error)
     return result

@@ -154,7 +154,9 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
     ``judge_worth``, how many human ratings of one response carry as much information about its
     true score as one score of the judge: :math:`(\sigma_H^2 + \tau_\rho^2)\,\beta_j^2 / (\sigma_j^2 + \lambda_j^2)`
     (error variances on the true score's scale; the system bias is left out: it does not shrink
-    with more ratings of the response)."""
+    with more ratings of the response); and ``judge_own_share``, the share of the judge's modelled
+    score variance (PRMSE's denominator) that is its own noise :math:`\sigma_j^2`, near zero in a
+    Heywood case (:func:`~bayes_raters.judges.checks.near_zero_own_error`)."""
     c, s = data.center, data.scale
     jc = xr.DataArray(data.judge_center, dims="judge", coords={"judge": posterior["judge"].values})
     js = xr.DataArray(data.judge_scale, dims="judge", coords={"judge": posterior["judge"].values})
@@ -165,11 +167,12 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
     spread = (weights * (posterior["sigma_true"] ** 2 + (mu - grand) ** 2)).sum("system")
     own = posterior["sigma_judge"] ** 2 + loading**2
     explained = beta**2 * spread
+    modelled = explained + own + (weights * posterior["bias"] ** 2).sum("system")
     return posterior.assign(
         system_mean=c + s * mu, system_sd=s * posterior["sigma_true"], rater_severity=s * posterior["rater_effect"],
         human_noise=s * posterior["sigma_human"], judge_intercept=jc + js * (posterior["alpha"] - beta * (grand + c / s)),
         judge_slope=js * beta / s, judge_noise=js * posterior["sigma_judge"], judge_bias=js * posterior["bias"],
-        judge_prmse=explained / (explained + own + (weights * posterior["bias"] ** 2).sum("system")),
+        judge_prmse=explained / modelled, judge_own_share=posterior["sigma_judge"] ** 2 / modelled,
         judge_worth=(posterior["sigma_human"] ** 2 + posterior["sigma_rater"] ** 2) * beta**2 / own,
     )
 

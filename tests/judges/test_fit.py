@@ -45,6 +45,7 @@ def test_differences_and_judges(result):
     assert judges.loc["judge0", "worth_mean"] > judges.loc["judge2", "worth_mean"]
     assert result.spec.shared_error  # on by default with three judges: the share of each judge's error it shares
     assert ((judges["shared_share_lower"] >= 0) & (judges["shared_share_upper"] <= 1)).all()
+    assert not judges["own_error_near_zero"].any()  # no Heywood case (the fixture's fit also refuses its BoundWarning)
 
 
 def test_baselines_beside_the_model(result):

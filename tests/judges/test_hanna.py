@@ -1,7 +1,8 @@
 """HANNA's crowd ratings of Coherence (``tests/data/hanna/``): within every generated-story source
 the three ratings of a story correlate negatively, which independent rater errors cannot give.
 The judges fit must say so (a BoundWarning naming the sources, flags in ``human_check``), not
-quietly print intervals."""
+quietly print intervals; and with the five judges' shared error factor the fit lets ChatGPT define
+the true score (its own noise near zero, a Heywood case), which must be named too."""
 
 from __future__ import annotations
 
@@ -25,8 +26,14 @@ def hanna_tables():
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # the check is the point (card: HANNA's mixing)
 def test_negative_within_story_correlations_are_flagged():
     humans, judges, systems = hanna_tables()
-    with pytest.warns(BoundWarning, match="agree less than independent rater errors allow"):
+    with pytest.warns(BoundWarning) as record:
         result = fit_judges(humans, judges, systems, draws=300, tune=500, random_seed=3, progressbar=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, BoundWarning)]
+    assert any("agree less than independent rater errors allow" in m for m in messages)
+    heywood = [m for m in messages if "Heywood" in m]
+    assert len(heywood) == 1 and "ChatGPT_p1" in heywood[0] and "shared_error=False" in heywood[0]
+    flags = result.judge_table()["own_error_near_zero"]
+    assert list(flags.index[flags]) == ["ChatGPT_p1"]
     check = result.human_check()
     generated = check.drop(index=["all", "Human"])
     assert check.loc["all", "flagged"] and check.loc["all", "observed"] < -0.1
