@@ -15,7 +15,8 @@ the fit's :class:`~bayes_raters.inference_record.InferenceRecord`.
 3. **NUTS** (:func:`_nuts_step`) with an explicit sampler (PyMC 6 silently prefers nutpie when it
    is installed), quiet, in strict floating point, one BLAS thread share per chain.
 4. **Extra chains** (:func:`_extra_chains_step`): when the draws fail R-hat or ESS but none
-   diverged (slow mixing, not a biased sampler), ``extra_chains`` more, pooled with the first.
+   diverged (slow mixing, not a biased sampler), ``extra_chains`` more, pooled with the first;
+   with nutpie they reuse the first run's compiled model (:func:`_run_nutpie`).
 
 The record is written into the returned tree (``result.inference`` reads it back), and a
 :class:`~bayes_raters.errors.ConvergenceWarning` names every failed rule.
@@ -24,6 +25,7 @@ The record is written into the returned tree (``result.inference`` reads it back
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -66,6 +68,7 @@ class Sampled(NamedTuple):
     idata: xr.DataTree | None
     report: ConvergenceReport | None
     record: InferenceRecord
+    compiled: object = None  # nutpie's compiled model, for the extra chains
 
 
 def sample_model(
@@ -190,11 +193,11 @@ def warm_approximation(check, k_max: float):
 def _nuts_step(model, step: Sampled, chains, random_seed, warm, check_var_names, nuts) -> Sampled:
     """Step 3: NUTS (warm-started from ``warm`` when given); the record gains the sampler and the
     warm start."""
-    idata, tuned = _run_nuts(model, chains=chains, random_seed=random_seed, warm=warm, **nuts)
+    idata, tuned, compiled = _run_nuts(model, chains=chains, random_seed=random_seed, warm=warm, **nuts)
     record = step.record.updated(sampler=nuts["nuts_sampler"])
     if warm is not None:
         record = record.updated(warm_start=f"chains started at Laplace draws, its covariance as mass matrix, {tuned} tuning iterations")
-    return Sampled(idata, convergence_report(idata, check_var_names), record)
+    return Sampled(idata, convergence_report(idata, check_var_names), record, compiled)
 
 
 def _extra_chains_step(model, step: Sampled, extra, chains, random_seed, warm, check_var_names, nuts) -> Sampled:
@@ -202,31 +205,60 @@ def _extra_chains_step(model, step: Sampled, extra, chains, random_seed, warm, c
     failed R-hat or ESS without a divergence; the record says how many and why."""
     if step.report.converged or step.report.divergences:
         return step
-    more, _ = _run_nuts(model, chains=extra, random_seed=derived_rng(random_seed, "extra_chains"), warm=warm, **nuts)
+    more, _, _ = _run_nuts(model, chains=extra, random_seed=derived_rng(random_seed, "extra_chains"), warm=warm, compiled=step.compiled, **nuts)
     idata = pooled_chains(step.idata, more)
     record = step.record.updated(extra_chains=extra, extra_chains_reason=f"the first {chains} gave {'; '.join(step.report.problems)}")
     return Sampled(idata, convergence_report(idata, check_var_names), record)
 
 
-def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, progressbar, warm=None, **kwargs) -> tuple[xr.DataTree, int]:
-    """``pm.sample`` with this package's settings (quiet, strict floating point, BLAS threads per
-    chain, no numpy overflow warnings from diverging warm-up trajectories: the divergence itself is
-    what matters, and the report counts it); started from the Laplace approximation ``warm`` when
-    given (:func:`_warm_nuts`). Returns the tree and the tuning iterations run."""
+def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, progressbar, warm=None, compiled=None,
+              **kwargs) -> tuple[xr.DataTree, int, object]:
+    """``pm.sample`` (nutpie: :func:`_run_nutpie`) with this package's settings (quiet, strict
+    floating point, BLAS threads per chain, no numpy overflow warnings from diverging warm-up
+    trajectories: the divergence itself is what matters, and the report counts it); started from
+    the Laplace approximation ``warm`` when given (:func:`_warm_nuts`). Returns the tree, the
+    tuning iterations run and nutpie's compiled model (None for the other samplers)."""
     cores = resolve_cores(chains, cores)
     if warm is not None:
         kwargs = _warm_nuts(model, warm, chains, random_seed, **kwargs)
     blas = threadpool_limits(limits=blas_threads(chains, cores))
+    names = list(var_names) if var_names is not None else None
     with quiet_pymc(), model, warnings.catch_warnings(), blas, strict_float(), np.errstate(over="ignore", invalid="ignore"):
         warnings.filterwarnings("ignore", message=".*running at least 4 chains.*")
         # Python 3.12 warns at every fork of a process with more than one OS thread, and numpy's
         # OpenBLAS starts its worker pool at import, so every multiprocess PyMC fit raised it; the
         # pool is fork-safe (pthread_atfork handlers), and outside pytest Python hides it anyway.
         warnings.filterwarnings("ignore", message=".*is multi-threaded, use of fork.*", category=DeprecationWarning)
-        idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler,
-                          var_names=list(var_names) if var_names is not None else None,
-                          progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
-    return _without_object_stats(idata), kwargs["tune"]
+        if nuts_sampler == "nutpie":
+            idata, compiled = _run_nutpie(model, compiled, chains=chains, cores=cores, random_seed=random_seed, var_names=names,
+                                          progressbar=resolve_progressbar(progressbar), **kwargs)
+        else:
+            idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler, var_names=names,
+                              progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
+    return _without_object_stats(idata), kwargs["tune"], compiled
+
+
+def _run_nutpie(model, compiled, *, chains, cores, random_seed, var_names, progressbar, draws, tune, initvals=None, nuts=None):
+    """nutpie's compile and sample as ``pm.sample(nuts_sampler="nutpie")`` runs them (the same
+    seed from ``random_seed``, so the same draws), with the compiled model returned and taken
+    back (``compiled``): the extra chains then skip a second compile, most of a small model's
+    fit (``models/implementation.md``). Returns ``(tree, compiled)``."""
+    import nutpie
+    from pymc.backends.arviz import patch_nutpie_idata
+    from pymc.util import get_random_generator
+
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
+                                             **({"initial_points": initvals} if isinstance(initvals, dict) else {}))
+    settings = dict(nuts or {})
+    if "max_treedepth" in settings:
+        settings["maxdepth"] = settings.pop("max_treedepth")
+    seed = int(get_random_generator(random_seed).spawn(chains)[0].integers(2**30))
+    start = time.time()
+    idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores, seed=seed, save_warmup=False,
+                          store_unconstrained=False, progress_bar=progressbar, **settings)
+    patch_nutpie_idata(idata, model, sampling_time=time.time() - start)
+    return idata, compiled
 
 
 def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:

@@ -87,13 +87,17 @@ def test_ratings_that_disagree_within_responses_are_flagged():
 def test_a_judge_that_overrules_the_humans_is_flagged():
     """A judge whose scores are constant within one system (a reference-based metric scoring the
     reference): the data layer names it, and the fit, whose true-score spread the judge pulls
-    down, finds the human ratings agreeing more than its replicates allow."""
+    down, finds the human ratings agreeing more than its replicates allow; the judge's own noise
+    comes out near zero (it defines the true score), which is named too."""
     sim = simulate_judges(n_systems=3, n_responses=80, judge_quality=(0.8,), human_share=0.4, human_correlation=0.6, random_seed=22)
     scores = sim["judge_scores"].copy()
     first = scores["response"].isin(sim["systems"].loc[sim["systems"]["system"] == "system0", "response"])
     scores.loc[first, "score"] = 99.0 + 0.01 * np.random.default_rng(0).standard_normal(first.sum())
-    with pytest.warns(InputWarning, match="judge0 on system0"), pytest.warns(BoundWarning, match="agree more than"):
+    with pytest.warns(InputWarning, match="judge0 on system0"), pytest.warns(BoundWarning) as record:
         result = fit_judges(sim["human_ratings"], scores, sim["systems"], draws=200, tune=300, random_seed=22, progressbar=False)
+    messages = [str(w.message) for w in record if issubclass(w.category, BoundWarning)]
+    assert any("agree more than" in m for m in messages) and any("Heywood" in m and "judge0" in m for m in messages)
+    assert result.judge_table().loc["judge0", "own_error_near_zero"]
     check = result.human_check()
     assert check.loc["all", "direction"] == "more" and check.loc["system0", "flagged"]
 
