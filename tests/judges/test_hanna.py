@@ -27,7 +27,7 @@ def hanna_tables():
 def test_negative_within_story_correlations_are_flagged():
     humans, judges, systems = hanna_tables()
     with pytest.warns(BoundWarning) as record:
-        result = fit_judges(humans, judges, systems, draws=300, tune=500, random_seed=3, progressbar=False)
+        result = fit_judges(humans, judges, systems, draws=200, tune=300, random_seed=3, progressbar=False)
     messages = [str(w.message) for w in record if issubclass(w.category, BoundWarning)]
     assert any("agree less than independent rater errors allow" in m for m in messages)
     heywood = [m for m in messages if "Heywood" in m]

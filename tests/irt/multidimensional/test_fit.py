@@ -39,15 +39,24 @@ def test_two_dimensional_marginal_matches_scipy():
         table = pattern_node_loglik(y, np.ones_like(y), a @ nodes.T + d[:, None], None, complete=True, lib=np)
         return marginal_loglik(table, log_w)
 
+    def exact(pattern):
+        """The integral by Simpson's rule on a 1,801 x 1,801 grid over [-9, 9]^2: equal to
+        scipy.integrate.dblquad's at relative tolerance 1e-9 to the last digit for both patterns,
+        in a tenth of the time (the integrand is smooth and decays fast)."""
+        z = np.linspace(-9, 9, 1801)
+        z1, z2 = np.meshgrid(z, z, indexing="ij")
+        loglik = stats.norm.logpdf(z1) + stats.norm.logpdf(z2)
+        for j in range(len(d)):
+            eta = a[j, 0] * z1 + a[j, 1] * z2 + d[j]
+            loglik += pattern[j] * eta - np.logaddexp(0, eta)
+        return integrate.simpson(integrate.simpson(np.exp(loglik), x=z, axis=1), x=z)
+
     default, fine = ours(default_spacing(12, 2)), ours(default_spacing(12, 2) / 2)
     for p in range(2):
-        def integrand(z2, z1, p=p):
-            eta = a @ np.array([z1, z2]) + d
-            return np.exp((y[p] * eta - np.logaddexp(0, eta)).sum()) * stats.norm.pdf(z1) * stats.norm.pdf(z2)
-        exact, _ = integrate.dblquad(integrand, -9, 9, -9, 9, epsabs=0, epsrel=1e-9)
-        assert abs(fine[p] - np.log(exact)) < 1e-6  # the error is the spacing's: halving it removes it
+        exact_p = exact(y[p])
+        assert abs(fine[p] - np.log(exact_p)) < 1e-6  # the error is the spacing's: halving it removes it
         # so the fit's check (rule against half its spacing) measures the rule's real error
-        assert abs(default[p] - fine[p]) == pytest.approx(abs(default[p] - np.log(exact)), rel=0.05, abs=1e-7)
+        assert abs(default[p] - fine[p]) == pytest.approx(abs(default[p] - np.log(exact_p)), rel=0.05, abs=1e-7)
 
 
 def test_anchor_items_come_from_different_factors():
