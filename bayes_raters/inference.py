@@ -247,6 +247,9 @@ def _run_nutpie(model, compiled, *, chains, cores, random_seed, var_names, progr
     from pymc.backends.arviz import patch_nutpie_idata
     from pymc.util import get_random_generator
 
+    if initvals is not None and not isinstance(initvals, dict):  # as pm.sample refuses them for nutpie
+        raise InvalidInputError("nutpie takes one dict of starting values for every chain, not one per chain: pass a dict, "
+                                'or use nuts_sampler="pymc".')
     if compiled is None:
         compiled = nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
                                              **({"initial_points": initvals} if isinstance(initvals, dict) else {}))
