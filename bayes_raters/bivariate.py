@@ -93,6 +93,20 @@ def log_diff_ndtr(lower, upper):
     return _LOG_HALF + pt.switch(pt.gt(y, 0), both_above, pt.switch(pt.lt(x, 0), both_below, across))
 
 
+def log_diff_ndtr_erfc(lower, upper):
+    r""":math:`\log(\Phi(u) - \Phi(l))` for :math:`l < u` (PyTensor) by one difference of two
+    ``erfc``, the interval first reflected so that its midpoint is at or below 0: about a third of
+    the cost of :func:`log_diff_ndtr` (which evaluates three branches), equal to it within
+    4.4e-14 relative for midpoints within 37 SDs and widths from 1e-3 to 30 SDs
+    (``tests/test_bivariate.py``). Beyond about 38 SDs the difference underflows and the log is
+    held at that of the smallest normal double (gradient zero): for quadrature nodes, whose
+    weight there is nil, not for tail probabilities themselves."""
+    flip = pt.gt(lower + upper, 0)
+    lo, hi = pt.switch(flip, -upper, lower), pt.switch(flip, -lower, upper)
+    difference = pt.erfc(-hi * _ROOT_HALF) - pt.erfc(-lo * _ROOT_HALF)
+    return _LOG_HALF + pt.log(pt.maximum(difference, np.finfo(float).tiny))
+
+
 def _oriented(lower, upper):
     """Reflect an interval whose midpoint is above 0: returns (lower, upper, sign)."""
     flip = (lower + upper) > 0

@@ -35,6 +35,9 @@ def add_parser(commands, command) -> None:
     file_options(judges)
     model = judges.add_argument_group("model")
     model.add_argument("--score-range", nargs=2, type=float, metavar=("LOW", "HIGH"), default=None, help="declared scale of the human ratings")
+    model.add_argument("--observation", choices=["normal", "ordinal"], default="normal",
+                       help="human ratings as true score plus normal error, or (ordinal: integer ratings on --score-range) the "
+                            "category of such a latent rating")
     model.add_argument("--judge-range", nargs=2, type=float, metavar=("LOW", "HIGH"), default=None, help="declared scale of the judge scores")
     model.add_argument("--shared-error", action=argparse.BooleanOptionalAction, default=None,
                        help="whether the judges' errors share a factor (default: with three judges or more)")
@@ -65,7 +68,7 @@ def judges(args: argparse.Namespace) -> Output:
     try:
         with progress_on_stderr():
             result = fit_judges(
-                humans, scores, systems, shared_error=args.shared_error,
+                humans, scores, systems, shared_error=args.shared_error, observation=args.observation,
                 score_range=tuple(args.score_range) if args.score_range else None,
                 judge_range=tuple(args.judge_range) if args.judge_range else None, response=args.response_column,
                 rater=args.rater_column, judge=args.judge_column, score=args.score_column, system=args.system_column,

@@ -52,10 +52,10 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.stats import truncnorm
 
-from bayes_raters.bivariate import FAR, log_diff_ndtr, log_diff_ndtr_np, log_rectangle_probability, shift_derivatives
+from bayes_raters.bivariate import FAR, log_diff_ndtr, log_diff_ndtr_erfc, log_diff_ndtr_np, log_rectangle_probability, shift_derivatives
 from bayes_raters.ctt.finite_sample import spread_terms
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.quadrature import adaptive_rule, draw_conditional, trapezoid_rule
+from bayes_raters.quadrature import adaptive_rule, draw_conditional, logsumexp_np, trapezoid_rule
 
 #: Trapezoid nodes (on +-HALF_WIDTH scaled SDs) for units with three or more ratings.
 N_NODES = 41
@@ -89,10 +89,12 @@ def padded_cutpoints(cut, lib=pt):
     return pt.concatenate([pt.as_tensor([-FAR]), cut, pt.as_tensor([FAR])])
 
 
-def log_interval_probability(mean, sd, lower, upper, lib=pt):
-    """:math:`\\log[\\Phi((u - m)/s) - \\Phi((l - m)/s)]`, stable in both tails."""
+def log_interval_probability(mean, sd, lower, upper, lib=pt, exact_tails: bool = True):
+    """:math:`\\log[\\Phi((u - m)/s) - \\Phi((l - m)/s)]`, stable in both tails (PyTensor with
+    ``exact_tails=False``: :func:`~bayes_raters.bivariate.log_diff_ndtr_erfc`, for quadrature nodes)."""
     if lib is pt:
-        return log_diff_ndtr((lower - mean) / sd, (upper - mean) / sd)
+        log_diff = log_diff_ndtr if exact_tails else log_diff_ndtr_erfc
+        return log_diff((lower - mean) / sd, (upper - mean) / sd)
     return log_diff_ndtr_np((lower - mean) / sd, (upper - mean) / sd)
 
 
@@ -193,11 +195,12 @@ def pair_terms(mean, var, rater, category, p: OrdinalParameters):
     return log_p, mean + var * slope, pt.maximum(var + var**2 * curvature, 0.0)
 
 
-def slot_loglik(latent, rater, category, used, p: OrdinalParameters, lib=pt):
-    """Sum over a unit's rating slots of log p(H | T) at latent values ``latent`` (units, Q)."""
+def slot_loglik(latent, rater, category, used, p: OrdinalParameters, lib=pt, exact_tails: bool = True):
+    """Sum over a unit's rating slots of log p(H | T) at latent values ``latent`` (units, Q)
+    (``exact_tails``: see :func:`log_interval_probability`)."""
     lower, upper = p.bounds(rater, category)
     sd = lib.sqrt(p.error_var(rater))
-    per_slot = log_interval_probability(latent[:, None, :], sd[..., None], lower[..., None], upper[..., None], lib)
+    per_slot = log_interval_probability(latent[:, None, :], sd[..., None], lower[..., None], upper[..., None], lib, exact_tails)
     return (per_slot * used[..., None]).sum(axis=1)
 
 
@@ -213,17 +216,19 @@ def grid_centre(mean, var, rater, category, used, p: OrdinalParameters, lib=pt):
     return (shift / tight - mean) / lib.sqrt(var), lib.sqrt(1 / (tight * var))
 
 
-def _multi_terms(mean, var, units, p: OrdinalParameters):
-    """log-likelihood, E[T] and Var[T] of units with three or more ratings (quadrature)."""
-    rater, category, used = units.multi_rater, units.multi_category, units.multi_used
-    centre, scale = grid_centre(mean, var, rater, category, used, p)
-    nodes, log_w = adaptive_rule(centre, scale, trapezoid_rule(N_NODES, HALF_WIDTH))
-    latent = mean[:, None] + nodes * pt.sqrt(var)[:, None]
-    node_ll = slot_loglik(latent, rater, category, used, p) + log_w
-    log_lik = pt.logsumexp(node_ll, axis=-1)
-    weights = pt.exp(node_ll - log_lik[:, None])
+def quadrature_terms(mean, var, rater, category, used, p: OrdinalParameters, lib=pt, rule=None, exact_tails: bool = True):
+    """log p(H | T ~ N(mean, var)), E[T | H] and Var[T | H] per unit by adaptive quadrature
+    (``rule`` centred and scaled at :func:`grid_centre`; None: :data:`N_NODES` trapezoid nodes):
+    any number of ratings, (units, slots) ``rater``, ``category`` and ``used``; NumPy or PyTensor
+    (``exact_tails``: see :func:`log_interval_probability`)."""
+    centre, scale = grid_centre(mean, var, rater, category, used, p, lib)
+    nodes, log_w = adaptive_rule(centre, scale, trapezoid_rule(N_NODES, HALF_WIDTH) if rule is None else rule)
+    latent = mean[:, None] + nodes * lib.sqrt(var)[:, None]
+    node_ll = slot_loglik(latent, rater, category, used, p, lib, exact_tails) + log_w
+    log_lik = pt.logsumexp(node_ll, axis=-1) if lib is pt else logsumexp_np(node_ll, axis=-1)
+    weights = lib.exp(node_ll - log_lik[:, None])
     t_mean = (weights * latent).sum(axis=-1)
-    return log_lik, t_mean, pt.maximum((weights * latent**2).sum(axis=-1) - t_mean**2, 0.0)
+    return log_lik, t_mean, lib.maximum((weights * latent**2).sum(axis=-1) - t_mean**2, 0.0)
 
 
 def _unit_pieces(units, p: OrdinalParameters):
@@ -238,7 +243,7 @@ def _unit_pieces(units, p: OrdinalParameters):
         pair_terms(mean[two], var[two], units.pair_rater, units.pair_category, p),
     ]
     if units.multi.size:
-        blocks.append(_multi_terms(mean[more], var[more], units, p))
+        blocks.append(quadrature_terms(mean[more], var[more], units.multi_rater, units.multi_category, units.multi_used, p))
     return log_system, blocks
 
 

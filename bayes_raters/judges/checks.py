@@ -31,6 +31,7 @@ import pandas as pd
 import xarray as xr
 
 from bayes_raters.errors import BoundWarning
+from bayes_raters.judges import ordinal
 from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
 from bayes_raters.results import thinned_posterior
 
@@ -46,7 +47,8 @@ INDEPENDENCE_P = 0.025
 
 def replicate(result, draws: xr.Dataset, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Replicated human ratings (draws, ratings) and judge scores (draws, scores) on the users'
-    scales, one replicate per posterior draw in ``draws`` (chain-major), for the same design."""
+    scales, one replicate per posterior draw in ``draws`` (chain-major), for the same design;
+    ordinal ratings as the categories of the replicated latent ratings."""
     data = result.data
     values, response, system, rater, judge = observation_rows(data)
     n_human, n = len(data.humans), len(data.responses)
@@ -56,7 +58,8 @@ def replicate(result, draws: xr.Dataset, rng: np.random.Generator) -> tuple[np.n
         t, f = rng.standard_normal(n), rng.standard_normal(n)
         out.append(mean + load_true * t[response] + load_shared * f[response] + np.sqrt(variance) * rng.standard_normal(len(values)))
     out = np.asarray(out)
-    human = data.center + data.scale * out[:, :n_human]
+    spec = result.spec
+    human = ordinal.categories(out[:, :n_human], data, spec.score_range) if spec.ordinal else data.center + data.scale * out[:, :n_human]
     j = data.judge_index
     judges = data.judge_center[j] + data.judge_scale[j] * out[:, n_human:]
     return human, judges

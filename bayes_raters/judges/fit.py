@@ -10,11 +10,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, on_the_rating_scales
+from bayes_raters.judges.ordinal import OBSERVATIONS, check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng
 
@@ -40,6 +42,7 @@ def fit_judges(
     systems,
     *,
     shared_error: bool | None = None,
+    observation: Literal["normal", "ordinal"] = "normal",
     inference: Literal["nuts"] = "nuts",
     score_range: tuple[float, float] | None = None,
     judge_range: tuple[float, float] | None = None,
@@ -83,6 +86,11 @@ def fit_judges(
     shared_error : bool, optional
         Whether the judges' errors share a factor (judges that err together); None, on with three
         judges or more (:func:`~bayes_raters.judges.model.default_shared_error`).
+    observation : {"normal", "ordinal"}
+        The human ratings: a true score plus rater effect plus normal error, or (``"ordinal"``,
+        integer ratings on the declared ``score_range``) the category of such a latent rating
+        between cutpoints at :math:`k \pm 1/2` (:mod:`bayes_raters.judges.ordinal`): for short
+        scales and ratings piled at an end, where the normal error misreads the spread.
     inference : {"nuts"}
         NUTS over the parameters (the true scores are integrated out exactly).
     score_range, judge_range : tuple of float, optional
@@ -107,7 +115,12 @@ def fit_judges(
     """
     table = judges_data(data, judge_scores, systems, response=response, rater=rater, judge=judge, score=score, system=system,
                         score_range=score_range, judge_range=judge_range)
-    spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error))
+    if observation not in OBSERVATIONS:
+        raise InvalidInputError(f"observation must be one of {OBSERVATIONS}, got {observation!r}.")
+    if observation == "ordinal":
+        check_ordinal_ratings(table, score_range)
+    spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error),
+                      observation=observation, score_range=tuple(score_range) if observation == "ordinal" else None)
     model = build_judges_model(table, spec)
     idata, report = sample_model(
         model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
@@ -116,7 +129,7 @@ def fit_judges(
         var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference, extra_chains=chains,
     )
     tree = xr.DataTree.from_dict({
-        "posterior": on_the_rating_scales(idata["posterior"].to_dataset(), table), "sample_stats": idata["sample_stats"].to_dataset(),
+        "posterior": on_the_rating_scales(idata["posterior"].to_dataset(), table, spec), "sample_stats": idata["sample_stats"].to_dataset(),
         "observed_data": xr.Dataset({"human": ("human_rating", table.humans["score"].to_numpy()),
                                      "judge": ("judge_score", table.judges["score"].to_numpy())}),
         **tables_tree(table),

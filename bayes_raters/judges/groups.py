@@ -5,7 +5,7 @@ A response without human ratings has only judge scores, whose mean :math:`m_g`, 
 :math:`g` (its system and the set of judges that scored it). With :math:`n_g` responses,
 :math:`s_g = \sum_r x_r` and :math:`G_g = \sum_r x_r x_r^\top` (a missing score is a 0 with
 precision 0), :math:`E_g = \sum_r (x_r - m)(x_r - m)^\top = G - m s^\top - s m^\top + n m m^\top`,
-and the sum of :func:`~bayes_raters.judges.model.response_loglik` over the group is
+and the sum of :func:`~bayes_raters.judges.marginal.response_loglik` over the group is
 
 .. math:: -\tfrac12\Big(n_g\big(k_g \log 2\pi - \log\det P_g + \log\det K_g\big)
    + \operatorname{tr}(P_g E_g) - \operatorname{tr}(K_g^{-1} M_g E_g M_g^\top)\Big),

@@ -30,13 +30,15 @@ With :math:`A = U^\top D^{-1} U`, :math:`b = U^\top D^{-1}(x - m)` and :math:`K 
 .. math:: \log p(x_r) = -\tfrac12\Big(n_r \log 2\pi + \sum_i \log d_i + \log\det K
    + (x-m)^\top D^{-1}(x-m) - b^\top K^{-1} b\Big),
 
-sums over each response's rows (:func:`response_loglik`), so one evaluation costs a few passes
+sums over each response's rows (:func:`~bayes_raters.judges.marginal.response_loglik`), so one evaluation costs a few passes
 over the rows whatever the design. Given the parameters, :math:`(t_r, f_r)` is normal with
-precision :math:`K` and mean :math:`K^{-1} b` (:func:`conditional_factors`).
+precision :math:`K` and mean :math:`K^{-1} b`
+(:func:`~bayes_raters.judges.marginal.true_score_given_rows`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,8 +46,10 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayes_raters.judges import ordinal
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.groups import LOG_2PI, group_loglik, judge_groups
+from bayes_raters.judges.groups import group_loglik, judge_groups
+from bayes_raters.judges.marginal import response_loglik
 
 #: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
 SPREAD_POOLING = 0.3
@@ -58,9 +62,18 @@ def system_weights(data: JudgesData) -> np.ndarray:
 
 @dataclass(frozen=True)
 class JudgesSpec:
-    """The model's options: whether the judges' errors share a factor."""
+    """The model's options: whether the judges' errors share a factor; whether the human
+    ratings are ``"normal"`` or ``"ordinal"`` (integer categories of a latent rating on the
+    declared ``score_range``, :mod:`bayes_raters.judges.ordinal`)."""
 
     shared_error: bool
+    observation: str = "normal"
+    score_range: tuple[float, float] | None = None
+
+    @property
+    def ordinal(self) -> bool:
+        """Whether the human ratings are ordinal."""
+        return self.observation == "ordinal"
 
 
 def default_shared_error(n_judges: int) -> bool:
@@ -71,45 +84,6 @@ def default_shared_error(n_judges: int) -> bool:
     independent errors the factor costs width and little else (its split of each judge's error is
     :func:`split_judge_error`)."""
     return n_judges >= 3
-
-
-def segment_totals(values, segments, n_segments: int, lib):
-    """Sums of ``values`` by ``segments`` (an index per value), ``n_segments`` long."""
-    if lib is np:
-        return np.bincount(segments, weights=values, minlength=n_segments)
-    return pt.inc_subtensor(pt.zeros((n_segments,))[segments], values)
-
-
-def response_loglik(residual, load_true, load_shared, variance, response, n_responses: int, lib=np):
-    r"""Every response's marginal log-likelihood (module docstring) from its rows: ``residual``
-    :math:`x - m`, the loadings on :math:`t_r` and :math:`f_r`, the noise variance, and the
-    response index of each row; one parameter set, NumPy (``lib=np``) or PyTensor (``lib=pt``)."""
-    def total(values):
-        return segment_totals(values, response, n_responses, lib)
-
-    a11, a12, a22 = total(load_true**2 / variance), total(load_true * load_shared / variance), total(load_shared**2 / variance)
-    b1, b2 = total(load_true * residual / variance), total(load_shared * residual / variance)
-    quadratic, log_d = total(residual**2 / variance), total(lib.log(variance))
-    count = total(lib.ones_like(residual))
-    k11, k22 = 1 + a11, 1 + a22
-    det = k11 * k22 - a12**2
-    explained = (k22 * b1**2 - 2 * a12 * b1 * b2 + k11 * b2**2) / det
-    return -0.5 * (count * LOG_2PI + log_d + lib.log(det) + quadratic - explained)
-
-
-def conditional_factors(residual, load_true, load_shared, variance, response, n_responses: int):
-    """Mean (responses, 2) and covariance (responses, 2, 2) of :math:`(t_r, f_r)` given one
-    parameter set, NumPy: precision :math:`K`, mean :math:`K^{-1} b`."""
-    def total(values):
-        return np.bincount(response, weights=values, minlength=n_responses)
-
-    k = np.empty((n_responses, 2, 2))
-    k[:, 0, 0] = 1 + total(load_true**2 / variance)
-    k[:, 0, 1] = k[:, 1, 0] = total(load_true * load_shared / variance)
-    k[:, 1, 1] = 1 + total(load_shared**2 / variance)
-    b = np.stack([total(load_true * residual / variance), total(load_shared * residual / variance)], axis=1)
-    covariance = np.linalg.inv(k)
-    return np.einsum("rij,rj->ri", covariance, b), covariance
 
 
 def observation_rows(data: JudgesData):
@@ -139,7 +113,7 @@ def row_terms(p: dict, system, rater, judge, lib=np):
     return mean, load_true, load_shared, variance
 
 
-def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
+def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec | None = None) -> xr.Dataset:
     r"""``posterior`` with the quantities users read, on their scales, computed from the draws
     (not in the model's graph: as deterministics they doubled the compile time,
     ``models/judges.md``): ``system_mean`` (:math:`c + s\mu`, the human ratings' mean
@@ -154,10 +128,20 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
     ``judge_worth``, how many human ratings of one response carry as much information about its
     true score as one score of the judge: :math:`(\sigma_H^2 + \tau_\rho^2)\,\beta_j^2 / (\sigma_j^2 + \lambda_j^2)`
     (error variances on the true score's scale; the system bias is left out: it does not shrink
-    with more ratings of the response); and ``judge_own_share``, the share of the judge's modelled
+    with more ratings of the response; for ordinal ratings ``spec.ordinal``, :math:`\sigma_H^2` is
+    the variance of a normal rating as informative as one ordinal rating,
+    :func:`~bayes_raters.judges.ordinal.equivalent_noise_variance`, averaged in information over
+    the systems by their shares of responses); and ``judge_own_share``, the share of the judge's modelled
     score variance (PRMSE's denominator) that is its own noise :math:`\sigma_j^2`, near zero in a
     Heywood case (:func:`~bayes_raters.judges.checks.near_zero_own_error`)."""
     c, s = data.center, data.scale
+    human = posterior["sigma_human"] ** 2
+    if spec is not None and spec.ordinal:  # the information of one ordinal rating, averaged over the responses
+        cut = ordinal.standardised_cutpoints(data, spec.score_range)
+        w = xr.DataArray(system_weights(data), dims="system", coords={"system": posterior["system"].values})
+        equivalent = xr.apply_ufunc(lambda m, t, h: ordinal.equivalent_noise_variance(m, t, h, cut), posterior["mu"], posterior["sigma_true"],
+                                    posterior["sigma_human"], input_core_dims=[["system"], ["system"], []], output_core_dims=[["system"]])
+        human = 1 / (w / equivalent).sum("system")
     jc = xr.DataArray(data.judge_center, dims="judge", coords={"judge": posterior["judge"].values})
     js = xr.DataArray(data.judge_scale, dims="judge", coords={"judge": posterior["judge"].values})
     weights = xr.DataArray(system_weights(data), dims="system", coords={"system": posterior["system"].values})
@@ -173,21 +157,32 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData) -> xr.Dataset:
         human_noise=s * posterior["sigma_human"], judge_intercept=jc + js * (posterior["alpha"] - beta * (grand + c / s)),
         judge_slope=js * beta / s, judge_noise=js * posterior["sigma_judge"], judge_bias=js * posterior["bias"],
         judge_prmse=explained / modelled, judge_own_share=posterior["sigma_judge"] ** 2 / modelled,
-        judge_worth=(posterior["sigma_human"] ** 2 + posterior["sigma_rater"] ** 2) * beta**2 / own,
+        judge_worth=(human + posterior["sigma_rater"] ** 2) * beta**2 / own,
     )
 
 
-def marginal_loglik(data: JudgesData, p: dict, grouped: bool = True):
+def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True):
     """The model's log-likelihood, every response's true score integrated out (PyTensor): the
-    human-rated responses row by row (:func:`response_loglik`), the others by groups of
-    sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: row by row too)."""
+    human-rated responses row by row (:func:`~bayes_raters.judges.marginal.response_loglik`, or
+    :func:`~bayes_raters.judges.ordinal.ordinal_loglik` for ordinal ratings), the others by
+    groups of sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: row
+    by row too)."""
     values, response, system, rater, judge = observation_rows(data)
     rated = np.zeros(len(data.responses), bool)
     rated[data.human_response] = True
     keep = rated[response] | (not grouped)
-    _, compact = np.unique(response[keep], return_inverse=True)
+    if spec.ordinal:
+        keep &= judge >= 0  # the ratings enter through their slots
+    numbering, compact = np.unique(response[keep], return_inverse=True)
     mean, load_true, load_shared, variance = row_terms(p, system[keep], rater[keep], judge[keep], lib=pt)
-    total = response_loglik(pt.as_tensor(values[keep]) - mean, load_true, load_shared, variance, compact, int(compact.max()) + 1, lib=pt).sum()
+    rows = (pt.as_tensor(values[keep]) - mean, load_true, load_shared, variance, compact)
+    if spec.ordinal:
+        slots = ordinal.rating_slots(data, spec.score_range[0])
+        slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
+        cut = ordinal.standardised_cutpoints(data, spec.score_range)
+        total = ordinal.ordinal_loglik(rows, slots, p, cut, len(numbering)).sum()
+    else:
+        total = response_loglik(*rows, len(numbering), lib=pt).sum()
     if grouped and not rated.all():
         judged = judge >= 0
         groups = judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
@@ -248,7 +243,7 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
         else:
             p["sigma_judge"] = pm.HalfNormal("sigma_judge", 1.0, dims="judge")
             p["loading"] = pt.zeros(len(coords["judge"]))
-        pm.Potential("marginal_loglik", marginal_loglik(data, p, grouped))
+        pm.Potential("marginal_loglik", marginal_loglik(data, p, spec, grouped))
     model.judges = {"data": data, "spec": spec}
     return model
 

@@ -10,7 +10,9 @@ system :math:`s` with :math:`c` human ratings and the scores of the judges in a 
 observes :math:`x = H\theta + \text{noise}`: the mean rating (row :math:`e_{\mu_s}`, noise
 :math:`\sigma_H^2 / c`) and each score (row :math:`\beta_j(e_{\mu_s} - w) + e_{\delta_{js}}`,
 :math:`w` the systems' shares of responses; noise :math:`\sigma_j^2`), all sharing the response's
-true-score deviation (loadings :math:`\sigma_s` and :math:`\beta_j \sigma_s`) and the judges' shared
+true-score deviation (loadings :math:`\sigma_s` and :math:`\beta_j \sigma_s`; for ordinal ratings
+:math:`\sigma_H^2` becomes the variance of a normal rating with the same Fisher information,
+:func:`human_variance`: an approximation, the ratings' likelihood linearised) and the judges' shared
 error (:math:`\lambda_j`): covariance :math:`\Sigma = D + u u^\top + \lambda \lambda^\top`. Its
 Fisher information :math:`H^\top \Sigma^{-1} H` depends on the design, not on the scores, so the
 posterior precision of :math:`\theta` under a design is the prior precision plus the sum of its
@@ -42,6 +44,7 @@ from scipy import linalg, stats
 
 from bayes_raters.ctt.plan import p_clears
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.judges import ordinal
 from bayes_raters.judges.model import system_weights
 from bayes_raters.results import check_ci_prob, seeded_rng, thinned_posterior
 
@@ -56,7 +59,18 @@ def draw_parameters(result, n_draws: int) -> dict[str, np.ndarray]:
     names = ("mu", "sigma_true", "sigma_human", "beta", "sigma_judge", "sigma_bias")
     out = {name: np.moveaxis(posterior[name].values, -1, 0) for name in names}
     out["loading"] = np.moveaxis(posterior["loading"].values, -1, 0) if "loading" in posterior else np.zeros_like(out["beta"])
+    out["human_variance"] = human_variance(out, result.data, result.spec)
     return out
+
+
+def human_variance(p: dict, data, spec) -> np.ndarray:
+    r"""Error variance of one human rating per draw and system (draws, systems), standardised:
+    :math:`\sigma_H^2`, or for ordinal ratings the normal rating's variance with the same
+    information (:func:`~bayes_raters.judges.ordinal.equivalent_noise_variance`)."""
+    if not spec.ordinal:
+        return np.repeat(p["sigma_human"][:, None] ** 2, p["mu"].shape[1], axis=1)
+    cut = ordinal.standardised_cutpoints(data, spec.score_range)
+    return ordinal.equivalent_noise_variance(p["mu"], p["sigma_true"], p["sigma_human"], cut)
 
 
 def response_groups(data) -> pd.DataFrame:
@@ -105,7 +119,7 @@ class Information:
             variance[:, row], true_load[:, row], shared_load[:, row] = p["sigma_judge"][:, j] ** 2, beta * p["sigma_true"][:, s], p["loading"][:, j]
         if ratings > 0:
             design[:, -1, s] = 1.0
-            variance[:, -1], true_load[:, -1] = p["sigma_human"] ** 2 / ratings, p["sigma_true"][:, s]
+            variance[:, -1], true_load[:, -1] = p["human_variance"][:, s] / ratings, p["sigma_true"][:, s]
         covariance = (np.einsum("dr,rq->drq", variance, np.eye(rows)) + true_load[:, :, None] * true_load[:, None, :]
                       + shared_load[:, :, None] * shared_load[:, None, :])
         return np.einsum("drk,drl->dkl", design, np.linalg.solve(covariance, design))

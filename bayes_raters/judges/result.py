@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.judges import checks, plan
+from bayes_raters.judges import checks, ordinal, plan
 from bayes_raters.judges.baselines import baseline_table
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.model import JudgesSpec, observation_rows, parameter_draws, response_loglik, row_terms, system_weights
+from bayes_raters.judges.marginal import response_loglik
+from bayes_raters.judges.model import JudgesSpec, observation_rows, parameter_draws, row_terms, system_weights
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, rank_table
 from bayes_raters.sampling import ConvergenceReport
@@ -48,8 +49,9 @@ class JudgesResult(FitResult):
 
     @property
     def model(self) -> str:
-        """``"judges_shared_error"`` or ``"judges"`` (no shared error factor)."""
-        return "judges_shared_error" if self.spec.shared_error else "judges"
+        """``"judges_shared_error"`` or ``"judges"`` (no shared error factor), with ``"_ordinal"``
+        for ordinal human ratings."""
+        return ("judges_shared_error" if self.spec.shared_error else "judges") + ("_ordinal" if self.spec.ordinal else "")
 
     def _size(self) -> str:
         d = self.data
@@ -161,18 +163,33 @@ class JudgesResult(FitResult):
         values, response, system, rater, judge = observation_rows(self.data)
         n = len(self.data.responses)
         draws = parameter_draws(self.posterior, self.spec.shared_error, system_weights(self.data))
-        rows = [response_loglik(values - mean, lt, ls, var, response, n) for mean, lt, ls, var in (row_terms(p, system, rater, judge) for p in draws)]
+        if self.spec.ordinal:
+            judged = judge >= 0
+            values, response, system, rater, judge = (a[judged] for a in (values, response, system, rater, judge))
+            slots, cut = ordinal.rating_slots(self.data, self.spec.score_range[0]), ordinal.standardised_cutpoints(self.data, self.spec.score_range)
+        rows = []
+        for p in draws:
+            mean, lt, ls, var = row_terms(p, system, rater, judge)
+            if self.spec.ordinal:
+                rows.append(ordinal.ordinal_loglik((values - mean, lt, ls, var, response), slots, p, cut, n, lib=np))
+            else:
+                rows.append(response_loglik(values - mean, lt, ls, var, response, n))
         shape = (self.posterior.sizes["chain"], self.posterior.sizes["draw"], n)
         return xr.Dataset({"responses": (("chain", "draw", "response"), np.reshape(rows, shape))},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values,
                                   "response": list(self.data.responses)})
 
     def _saved_config(self) -> dict:
-        return {"shared_error": bool(self.spec.shared_error), "report": self.report.to_dict()}
+        score_range = None if self.spec.score_range is None else [float(v) for v in self.spec.score_range]
+        return {"shared_error": bool(self.spec.shared_error), "observation": self.spec.observation, "score_range": score_range,
+                "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict):
         data = JudgesData(humans=dataset_to_frame(tree["human_ratings"].to_dataset()), judges=dataset_to_frame(tree["judge_scores"].to_dataset()),
                           systems=dataset_to_frame(tree["systems"].to_dataset()))
-        return cls(idata=tree, data=data, spec=JudgesSpec(shared_error=bool(config["shared_error"])), report=ConvergenceReport(**config["report"]))
+        score_range = config.get("score_range")
+        spec = JudgesSpec(shared_error=bool(config["shared_error"]), observation=config.get("observation", "normal"),
+                          score_range=None if score_range is None else tuple(score_range))
+        return cls(idata=tree, data=data, spec=spec, report=ConvergenceReport(**config["report"]))
 

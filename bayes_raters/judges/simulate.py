@@ -17,7 +17,8 @@ def _skewed(rng: np.random.Generator, size: int, shape: float = 4.0) -> np.ndarr
 
 def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality=(0.8, 0.5, 0.3), judge_bias: dict | None = None,
                     shared_error: float = 0.0, human_share: float = 0.2, ratings_per_response: int = 2, n_raters: int = 6,
-                    human_correlation: float = 0.5, spread: float = 0.5, random_seed=None) -> dict:
+                    human_correlation: float = 0.5, spread: float = 0.5, score_range: tuple[int, int] | None = None,
+                    random_seed=None) -> dict:
     """A design of ``n_systems`` x ``n_responses`` responses (per system), each scored by every
     judge, a share ``human_share`` of each system's responses rated by ``ratings_per_response``
     of ``n_raters`` human raters.
@@ -29,7 +30,8 @@ def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality
     :math:`2 + 0.7\\,T` plus its bias (``judge_bias``: ``{(judge index, system index): bias in
     true-score SDs}``) plus error that makes its correlation with :math:`T` within a system
     ``judge_quality[j]``; a share ``shared_error`` of each judge's error variance is common to all
-    judges.
+    judges. With ``score_range=(low, high)`` a rating is reported as the integer nearest to it on
+    that scale (the ends absorbing what lies beyond): ordinal ratings.
 
     Returns
     -------
@@ -70,5 +72,8 @@ def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality
     truth = pd.DataFrame({"system_mean": 3.0 + means, "finite_mean": [true[system == s].mean() for s in range(n_systems)],
                           "panel_mean": 3.0 + means + severity.mean()},
                          index=pd.Index([f"system{s}" for s in range(n_systems)], name="system"))
-    return {"human_ratings": pd.DataFrame(humans, columns=["response", "rater", "score"]),
+    humans = pd.DataFrame(humans, columns=["response", "rater", "score"])
+    if score_range is not None:
+        humans["score"] = np.clip(np.ceil(humans["score"] - 0.5), *score_range).astype(int)
+    return {"human_ratings": humans,
             "judge_scores": pd.DataFrame(scores, columns=["response", "judge", "score"]), "systems": systems, "truth": truth}

@@ -13,7 +13,7 @@ from bayes_raters.judges import simulate_judges
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    sim = simulate_judges(n_systems=3, n_responses=40, judge_quality=(0.8, 0.5), random_seed=7)
+    sim = simulate_judges(n_systems=3, n_responses=40, judge_quality=(0.8, 0.5), score_range=(1, 5), random_seed=7)
     folder = tmp_path_factory.mktemp("judges")
     sim["human_ratings"].rename(columns={"rater": "annotator_id", "score": "rating"}).to_csv(folder / "human.csv", index=False)
     sim["judge_scores"].rename(columns={"judge": "llm", "score": "rating"}).to_csv(folder / "judges.csv", index=False)
@@ -28,10 +28,12 @@ FAST = ["--draws", "200", "--tune", "300", "--quiet"]
 
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 200 draws: the tables' shape is tested
 def test_json_has_every_table_and_the_convergence_record(files, capsys):
+    """Ordinal human ratings (1-5), the option the other tests of the family leave to Python."""
     args = ["judges", str(files / "human.csv"), str(files / "judges.csv"), "--systems", str(files / "systems.csv"), *COLUMNS, *FAST, "--json",
-            "--plan", "20", "40", "--plan-raters", "3"]
+            "--plan", "20", "40", "--plan-raters", "3", "--observation", "ordinal", "--score-range", "1", "5"]
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
+    assert all(row["worth_mean"] > 0 for row in data["judges"])
     assert set(data) == {"systems", "judges", "differences", "baselines", "human_check", "plan", "convergence", "inference"}
     assert len(data["plan"]) == 3 * 3 and {row["extra_ratings"] for row in data["plan"]} == {0, 60, 120}
     assert len(data["systems"]) == 3 and sum(row["p_best"] for row in data["systems"]) == pytest.approx(1.0)
@@ -52,3 +54,10 @@ def test_a_wrong_column_gets_the_flag_in_the_advice(files, capsys):
     args = ["judges", str(files / "human.csv"), str(files / "judges.csv"), "--systems", str(files / "systems.csv"), *FAST]
     assert main(args) == EXIT_BAD_INPUT
     assert "--rater-column" in capsys.readouterr().err
+
+
+def test_ordinal_ratings_without_a_scale_get_the_flag_in_the_advice(files, capsys):
+    args = ["judges", str(files / "human.csv"), str(files / "judges.csv"), "--systems", str(files / "systems.csv"), *COLUMNS, *FAST,
+            "--observation", "ordinal"]
+    assert main(args) == EXIT_BAD_INPUT
+    assert "--score-range LOW HIGH" in capsys.readouterr().err

@@ -9,7 +9,8 @@ import scipy.stats
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
-from bayes_raters.judges.model import JudgesSpec, observation_rows, response_loglik, row_terms, system_weights
+from bayes_raters.judges.marginal import response_loglik
+from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
 
 
 @pytest.fixture(scope="module")
