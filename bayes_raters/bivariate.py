@@ -98,7 +98,7 @@ def log_diff_ndtr_erfc(lower, upper):
     ``erfc``, the interval first reflected so that its midpoint is at or below 0: about a third of
     the cost of :func:`log_diff_ndtr` (which evaluates three branches), equal to it within
     4.4e-14 relative for midpoints within 37 SDs and widths from 1e-3 to 30 SDs
-    (``tests/test_bivariate.py``). Beyond about 38 SDs the difference underflows and the log is
+    (``tests/judges/test_ordinal.py``). Beyond about 38 SDs the difference underflows and the log is
     held at that of the smallest normal double (gradient zero): for quadrature nodes, whose
     weight there is nil, not for tail probabilities themselves."""
     flip = pt.gt(lower + upper, 0)

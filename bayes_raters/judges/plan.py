@@ -12,7 +12,7 @@ observes :math:`x = H\theta + \text{noise}`: the mean rating (row :math:`e_{\mu_
 :math:`w` the systems' shares of responses; noise :math:`\sigma_j^2`), all sharing the response's
 true-score deviation (loadings :math:`\sigma_s` and :math:`\beta_j \sigma_s`; for ordinal ratings
 :math:`\sigma_H^2` becomes the variance of a normal rating with the same Fisher information,
-:func:`human_variance`: an approximation, the ratings' likelihood linearised) and the judges' shared
+:func:`ordinal_human_variance`: an approximation, the ratings' likelihood linearised) and the judges' shared
 error (:math:`\lambda_j`): covariance :math:`\Sigma = D + u u^\top + \lambda \lambda^\top`. Its
 Fisher information :math:`H^\top \Sigma^{-1} H` depends on the design, not on the scores, so the
 posterior precision of :math:`\theta` under a design is the prior precision plus the sum of its
@@ -59,16 +59,14 @@ def draw_parameters(result, n_draws: int) -> dict[str, np.ndarray]:
     names = ("mu", "sigma_true", "sigma_human", "beta", "sigma_judge", "sigma_bias")
     out = {name: np.moveaxis(posterior[name].values, -1, 0) for name in names}
     out["loading"] = np.moveaxis(posterior["loading"].values, -1, 0) if "loading" in posterior else np.zeros_like(out["beta"])
-    out["human_variance"] = human_variance(out, result.data, result.spec)
+    if result.spec.ordinal:
+        out["human_variance"] = ordinal_human_variance(out, result.data, result.spec)
     return out
 
 
-def human_variance(p: dict, data, spec) -> np.ndarray:
-    r"""Error variance of one human rating per draw and system (draws, systems), standardised:
-    :math:`\sigma_H^2`, or for ordinal ratings the normal rating's variance with the same
-    information (:func:`~bayes_raters.judges.ordinal.equivalent_noise_variance`)."""
-    if not spec.ordinal:
-        return np.repeat(p["sigma_human"][:, None] ** 2, p["mu"].shape[1], axis=1)
+def ordinal_human_variance(p: dict, data, spec) -> np.ndarray:
+    """Per draw and system (draws, systems), standardised: the variance of a normal rating with
+    the information of one ordinal rating (:func:`~bayes_raters.judges.ordinal.equivalent_noise_variance`)."""
     cut = ordinal.standardised_cutpoints(data, spec.score_range)
     return ordinal.equivalent_noise_variance(p["mu"], p["sigma_true"], p["sigma_human"], cut)
 
@@ -92,6 +90,8 @@ class Information:
         self.n_draws, self.n_systems = params["mu"].shape
         self.n_judges = params["beta"].shape[1]
         self.basis = linalg.null_space(np.ones((1, self.n_systems)))  # (S, S-1)
+        # one human rating's error variance per draw and system (ordinal fits: ``human_variance``)
+        self.human = params.get("human_variance", np.repeat(params["sigma_human"][:, None] ** 2, self.n_systems, axis=1))
         self.size = self.n_systems + self.n_judges * (self.n_systems - 1)
 
     def prior(self) -> np.ndarray:
@@ -119,7 +119,7 @@ class Information:
             variance[:, row], true_load[:, row], shared_load[:, row] = p["sigma_judge"][:, j] ** 2, beta * p["sigma_true"][:, s], p["loading"][:, j]
         if ratings > 0:
             design[:, -1, s] = 1.0
-            variance[:, -1], true_load[:, -1] = p["human_variance"][:, s] / ratings, p["sigma_true"][:, s]
+            variance[:, -1], true_load[:, -1] = self.human[:, s] / ratings, p["sigma_true"][:, s]
         covariance = (np.einsum("dr,rq->drq", variance, np.eye(rows)) + true_load[:, :, None] * true_load[:, None, :]
                       + shared_load[:, :, None] * shared_load[:, None, :])
         return np.einsum("drk,drl->dkl", design, np.linalg.solve(covariance, design))

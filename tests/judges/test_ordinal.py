@@ -148,3 +148,22 @@ def test_an_ordinal_fit_replicates_scores_and_saves(sim, tmp_path):
     again = type(result).load(path)
     assert again.spec == result.spec
     np.testing.assert_allclose(again.compute_log_likelihood()["log_likelihood"]["responses"].values, loglik.values)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")
+@pytest.mark.parametrize("seed", [5, 6])
+def test_ratings_piled_at_the_top_keep_the_systems_apart(seed):
+    """A 1-3 scale with two thirds of the ratings at the top (skewed true scores, not the model's):
+    the ordinal fit's largest system difference is at least 1.5 times the normal fit's, which the
+    piled-up ratings compress (seed 5: 0.89 against 0.41, truth 1.6; ``models/judges.md``)."""
+    sim = simulate_judges(n_systems=3, n_responses=60, human_share=0.3, score_range=(1, 3), spread=0.8, random_seed=seed)
+    tables = sim["human_ratings"], sim["judge_scores"], sim["systems"]
+    assert (sim["human_ratings"]["score"] == 3).mean() > 0.5
+    gaps = {}
+    for observation in ("normal", "ordinal"):
+        result = fit_judges(*tables, observation=observation, score_range=(1, 3), draws=500, tune=500, random_seed=seed, progressbar=False)
+        gaps[observation] = -result.difference_table().loc[("system0", "system2"), "mean"]
+    truth = sim["truth"]["panel_mean"]
+    assert 0 < gaps["normal"] < 0.6 * (truth["system2"] - truth["system0"])
+    assert gaps["ordinal"] > 1.5 * gaps["normal"]

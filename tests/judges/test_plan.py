@@ -12,8 +12,8 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import judges_data, next_responses, plan_human_ratings, simulate_judges
-from bayes_raters.judges.model import system_weights
-from bayes_raters.judges.plan import Information, response_groups
+from bayes_raters.judges.model import JudgesSpec, system_weights
+from bayes_raters.judges.plan import Information, draw_parameters, response_groups
 
 
 def _parameters(n_draws, n_systems, n_judges, rng):
@@ -87,7 +87,7 @@ def pilot():
                             "sigma_judge": array(p["sigma_judge"], "judge"), "sigma_bias": array(p["sigma_bias"], "judge"),
                             "system_mean": array(data.center + data.scale * p["mu"], "system")},
                            coords={"system": list(data.system_names), "judge": list(data.judge_names)})
-    return SimpleNamespace(posterior=posterior, data=data)
+    return SimpleNamespace(posterior=posterior, data=data, spec=JudgesSpec(shared_error=False))
 
 
 def test_plan_starts_at_the_fit_and_narrows_with_more_ratings(pilot):
@@ -137,3 +137,15 @@ def test_planned_widths_match_refits():
     table = summary([row for seed in (1, 2) for row in one_replication(seed)])
     assert table["converged"].min() == 1.0
     assert ((table["ratio_mean"] > 0.8) & (table["ratio_mean"] < 1.2)).all(), table
+
+
+def test_an_ordinal_pilot_counts_a_rating_by_its_information(pilot):
+    """Ratings on a 1-5 scale carry less about the true score than the latent ratings they round:
+    the planner reads an ordinal rating by its Fisher information, so a rated response adds less
+    precision to its system's mean than under the normal model (same draws, same design)."""
+    ordinal = SimpleNamespace(posterior=pilot.posterior, data=pilot.data, spec=JudgesSpec(shared_error=False, observation="ordinal", score_range=(1, 5)))
+    gains = []
+    for result in (pilot, ordinal):
+        info = Information(draw_parameters(result, 100), system_weights(pilot.data))
+        gains.append(info.response(2, (0, 1), 2)[:, 2, 2] - info.response(2, (0, 1), 0)[:, 2, 2])
+    assert np.all(gains[1] < gains[0]) and np.all(gains[1] > 0.3 * gains[0])
