@@ -15,10 +15,12 @@ model's Woodbury form, :func:`~bayes_raters.judges.marginal.true_score_given_row
 .. math:: \log p(x_r) = \log p(z_r) + \log \int \prod_h P(H_{rh} \mid T)\,
    N(T; \mu_s + \sigma_s m_r, \sigma_s^2 v_r)\,dT,
 
-the integral by adaptive trapezoid quadrature centred per response on its ratings' combined
-one-rating conditionals (:func:`bayes_raters.ctt.ordinal.quadrature_terms`; one rule whatever
-the number of ratings: against the closed form of one rating it agrees to 1e-10 in log,
-``tests/judges/test_ordinal.py``). Responses with no human rating keep the normal model's
+the integral by 15 Gauss-Hermite nodes centred and scaled per response on its ratings' combined
+one-rating conditionals (:func:`bayes_raters.ctt.ordinal.quadrature_terms`; one rule whatever the
+number of ratings), each node's category probability by
+:func:`~bayes_raters.bivariate.log_diff_ndtr_erfc`: within 2e-6 in log of a direct double
+integral over :math:`(t_r, f_r)` (``tests/judges/test_ordinal.py``; ``models/judges.md`` has the
+node counts measured). Responses with no human rating keep the normal model's
 grouped likelihood: the ratings' scale does not enter it.
 """
 
