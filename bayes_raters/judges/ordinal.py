@@ -134,8 +134,8 @@ def equivalent_noise_variance(mu, sigma_true, sigma_human, cut: np.ndarray, n_no
     effects left out). It exceeds :math:`\sigma_H^2` (coarse categories lose information) and
     grows where the system's ratings pile at an end of the scale. NumPy; ``mu`` and
     ``sigma_true`` (..., systems), ``sigma_human`` (...), standardised."""
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
-    w = w / w.sum()
+    rule = gauss_hermite_rule(n_nodes)
+    x, w = rule.nodes, np.exp(rule.log_weights)
     sd = np.asarray(sigma_human)[..., None, None]
     latent = np.asarray(mu)[..., None] + np.asarray(sigma_true)[..., None] * x  # (..., systems, nodes)
     z = (cut.reshape(-1, *[1] * latent.ndim) - latent[None]) / sd[None]  # (cuts, ..., systems, nodes)

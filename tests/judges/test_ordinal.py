@@ -36,7 +36,8 @@ def parameters(rng, data):
 
 
 def judge_rows(data, p):
-    values, response, system, rater, judge = (a[observation_rows(data)[4] >= 0] for a in observation_rows(data))
+    rows = observation_rows(data)
+    values, response, system, rater, judge = (a[rows[4] >= 0] for a in rows)
     mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
     return values - mean, load_true, load_shared, variance, response
 
