@@ -233,8 +233,9 @@ def _run_nuts(model, *, chains, random_seed, cores, nuts_sampler, var_names, pro
             idata, compiled = _run_nutpie(model, compiled, chains=chains, cores=cores, random_seed=random_seed, var_names=names,
                                           progressbar=resolve_progressbar(progressbar), **kwargs)
         else:
-            idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler, var_names=names,
-                              progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
+            with _nuts_for_every_variable(model):
+                idata = pm.sample(chains=chains, cores=cores, random_seed=random_seed, nuts_sampler=nuts_sampler, var_names=names,
+                                  progressbar=resolve_progressbar(progressbar), compute_convergence_checks=False, **kwargs)
     return _without_object_stats(idata), kwargs["tune"], compiled
 
 
@@ -262,6 +263,31 @@ def _run_nutpie(model, compiled, *, chains, cores, random_seed, var_names, progr
                           store_unconstrained=False, progress_bar=progressbar, **settings)
     patch_nutpie_idata(idata, model, sampling_time=time.time() - start)
     return idata, compiled
+
+
+@contextlib.contextmanager
+def _nuts_for_every_variable(model) -> Iterator[None]:
+    """Within: ``pm.sample`` assigns NUTS to every variable of ``model`` without first building one
+    symbolic gradient of the whole model per variable, as ``assign_step_methods`` does only to
+    learn that each has one (the same assignment, so the same draws; ``models/implementation.md``
+    gives the time saved). Left alone when a variable is discrete."""
+    from pymc.sampling import mcmc
+
+    if not all(v.dtype in pm.pytensorf.continuous_types for v in model.value_vars):
+        yield
+        return
+    original = mcmc.assign_step_methods
+
+    def every_variable_to_nuts(model, step=None, methods=None):
+        if step is not None:
+            return original(model, step, methods=methods)
+        return [], {pm.NUTS: list(model.value_vars)}
+
+    mcmc.assign_step_methods = every_variable_to_nuts
+    try:
+        yield
+    finally:
+        mcmc.assign_step_methods = original
 
 
 def _warm_nuts(model, approx, chains, random_seed, *, draws, tune, initvals=None, **nuts) -> dict:

@@ -8,6 +8,7 @@ from one assembled from PyTensor's on-disk cache, and NUTS turns that into other
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -259,3 +260,29 @@ def test_fewest_divergences_tries_the_next_form_only_after_divergences(divergenc
     assert name == kept and counts == tried
     assert fit.report.divergences == divergences[{"first": "c", "second": "n"}[kept]]
     assert [str(w.message) for w in caught] == [f"form {'c' if kept == 'first' else 'n'}"]
+
+
+def test_pymc_nuts_skips_the_per_variable_gradient_check_and_keeps_the_draws(monkeypatch):
+    """PyMC's sampler gets NUTS on every variable without ``assign_step_methods`` building one
+    gradient per variable (it is not called), and the draws equal those of ``pm.sample``'s own
+    assignment under the same settings, bit for bit; the patch is gone afterwards."""
+    from pymc.sampling import mcmc
+
+    from bayes_raters import inference
+
+    with pm.Model(coords={"g": range(4)}) as model:
+        a = pm.Normal("a", 0, 1, dims="g")
+        z = pm.ZeroSumNormal("z", dims="g")
+        pm.Normal("y", a + z, pm.HalfNormal("s", 1.0), observed=np.arange(4.0), dims="g")
+    settings = {"chains": 2, "random_seed": 3, "cores": 1, "nuts_sampler": "pymc", "var_names": None, "progressbar": False,
+                "draws": 30, "tune": 30, "target_accept": 0.9}
+    original = mcmc.assign_step_methods
+    calls = []
+    monkeypatch.setattr(mcmc, "assign_step_methods", lambda *a, **k: calls.append(1) or original(*a, **k))
+    ours, _, _ = inference._run_nuts(model, **settings)
+    assert not calls and mcmc.assign_step_methods is not original  # ours ran; the spy is back in place
+    monkeypatch.setattr(inference, "_nuts_for_every_variable", lambda model: contextlib.nullcontext())
+    theirs, _, _ = inference._run_nuts(model, **settings)
+    assert calls  # PyMC's own assignment ran this time
+    for name in ("a", "z", "s"):
+        np.testing.assert_array_equal(ours["posterior"][name].values, theirs["posterior"][name].values)
