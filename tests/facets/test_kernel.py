@@ -15,6 +15,9 @@ from bayes_raters.data import validate_long
 from bayes_raters.facets.model import build_facets_model, facet_layout, facet_rule, system_arrays, validate_facet_ratings
 from bayes_raters.facets.simulate import simulate_facet_ratings
 
+#: PyTensor's rewrites with the Python linker: each op's own ``perform``, seconds to compile.
+PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
+
 
 def uneven_design():
     """Ratings where responses have one, two or three prompts and two or three ratings, five
@@ -33,7 +36,7 @@ def test_value_and_gradient_equal_the_pytensor_graph(with_systems, consistency):
     fused = build_facets_model(ratings, systems, consistency=consistency)
     graph = build_facets_model(ratings, systems, consistency=consistency, fused=False)
     assert any(isinstance(node.op, kernel.FacetsMarginal) for node in pytensor.graph.traversal.applys_between([], [fused.logp()]))
-    functions = [m.logp_dlogp_function(ravel_inputs=True) for m in (fused, graph)]
+    functions = [m.logp_dlogp_function(ravel_inputs=True, mode=PYTHON) for m in (fused, graph)]  # values, not speed: no Numba compile
     for f in functions:
         f.set_extra_values({})
     start = DictToArrayBijection.map(graph.initial_point()).data

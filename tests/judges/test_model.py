@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytensor
 import pytest
 import scipy.stats
 
@@ -11,6 +12,9 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
 from bayes_raters.judges.marginal import response_loglik
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
+
+#: PyTensor's rewrites with the Python linker: values, not speed, so no Numba compile.
+PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +63,13 @@ def test_the_model_log_density_uses_the_same_marginal(sim, grouped, missing):
     point = {name: value + rng.normal(0, 0.3, np.shape(value)) for name, value in model.initial_point().items()}
     names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias", "loading"]
     outputs = model.replace_rvs_by_values([model[n] for n in names])
-    p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)))
+    p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore", mode=PYTHON)(point)))
     assert np.abs(p["bias"]).max() > 0.01
     p["grand_mean"] = system_weights(data) @ p["mu"]
     values, response, system, rater, judge = observation_rows(data)
     mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
     expected = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses)).sum()
-    got = model.compile_logp(vars=model.potentials, jacobian=False)(point)
+    got = model.compile_logp(vars=model.potentials, jacobian=False, mode=PYTHON)(point)
     assert float(got) == pytest.approx(expected, rel=1e-9)
 
 

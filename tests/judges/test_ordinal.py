@@ -4,6 +4,7 @@ the model's log density against it, the bad-input errors, and a fit on a short s
 from __future__ import annotations
 
 import numpy as np
+import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.integrate
@@ -15,6 +16,8 @@ from bayes_raters.judges import build_judges_model, fit_judges, judges_data, ord
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
 
 SCALE = (1, 5)
+#: PyTensor's rewrites with the Python linker: values, not speed, so no Numba compile.
+PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +26,7 @@ def sim():
     humans = out["human_ratings"]
     out["human_ratings"] = humans.drop(index=humans.index[[1, 2, 4]])  # one response rated once, one twice
     return out
+
 
 
 def parameters(rng, data):
@@ -87,11 +91,11 @@ def test_the_model_log_density_uses_the_same_likelihood(sim, grouped):
     point = {name: value + rng.normal(0, 0.3, np.shape(value)) for name, value in model.initial_point().items()}
     names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias", "loading"]
     outputs = model.replace_rvs_by_values([model[n] for n in names])
-    p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)))
+    p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore", mode=PYTHON)(point)))
     p["grand_mean"] = system_weights(data) @ p["mu"]
     slots = ordinal.rating_slots(data, SCALE[0])
     expected = ordinal.ordinal_loglik(judge_rows(data, p), slots, p, ordinal.standardised_cutpoints(data, SCALE), len(data.responses), lib=np).sum()
-    got = model.compile_logp(vars=model.potentials, jacobian=False)(point)
+    got = model.compile_logp(vars=model.potentials, jacobian=False, mode=PYTHON)(point)
     assert float(got) == pytest.approx(expected, rel=1e-10)
 
 
