@@ -14,9 +14,7 @@ import bayes_raters.facets.kernel as kernel
 from bayes_raters.data import validate_long
 from bayes_raters.facets.model import build_facets_model, facet_layout, facet_rule, system_arrays, validate_facet_ratings
 from bayes_raters.facets.simulate import simulate_facet_ratings
-
-#: PyTensor's rewrites with the Python linker: each op's own ``perform``, seconds to compile.
-PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
+from tests.modes import PYTHON
 
 
 def uneven_design():

@@ -23,6 +23,7 @@ def hanna_tables():
     return pd.read_csv(HANNA / "coherence_human.csv"), judges[judges["score"] >= 0], pd.read_csv(HANNA / "systems.csv")
 
 
+@pytest.mark.slow  # a real-data fit (105 s warm, 231 s on a cold compile cache): make validate; tests/judges/test_fit.py flags simulated designs
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # the check is the point (card: HANNA's mixing)
 def test_negative_within_story_correlations_are_flagged():
     humans, judges, systems = hanna_tables()

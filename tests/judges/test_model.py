@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytensor
 import pytest
 import scipy.stats
 
@@ -12,9 +11,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
 from bayes_raters.judges.marginal import response_loglik
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
-
-#: PyTensor's rewrites with the Python linker: values, not speed, so no Numba compile.
-PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
+from tests.modes import PYTHON
 
 
 @pytest.fixture(scope="module")

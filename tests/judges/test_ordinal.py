@@ -4,7 +4,6 @@ the model's log density against it, the bad-input errors, and a fit on a short s
 from __future__ import annotations
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.integrate
@@ -14,10 +13,9 @@ from bayes_raters.bivariate import log_diff_ndtr_erfc, log_diff_ndtr_np
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import build_judges_model, fit_judges, judges_data, ordinal, simulate_judges
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
+from tests.modes import PYTHON
 
 SCALE = (1, 5)
-#: PyTensor's rewrites with the Python linker: values, not speed, so no Numba compile.
-PYTHON = pytensor.compile.mode.Mode(linker="py", optimizer="fast_run")
 
 
 @pytest.fixture(scope="module")

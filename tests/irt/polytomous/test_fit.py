@@ -18,6 +18,7 @@ from bayes_raters.irt.polytomous.model import (
     category_logp,
     validate_ordinal_ratings,
 )
+from tests.modes import PYTHON
 
 LAYOUT = CategoryLayout(np.array([2, 3, 5, 4]))
 A = np.array([0.7, 1.3, 2.0, 1.0])
@@ -93,8 +94,8 @@ def test_marginal_likelihood_equals_the_numerical_integral_per_respondent(model)
     irt = build_polytomous_model(ratings, model)
     rng = np.random.default_rng(1)
     point = {k: v + rng.normal(0, 0.3, np.shape(v)) for k, v in irt.initial_point().items()}
-    potential = float(irt.compile_logp(vars=irt.potentials, jacobian=False)(point))
-    a, b = irt.compile_fn(irt.replace_rvs_by_values([irt["a"], irt["b"]]), inputs=irt.value_vars, on_unused_input="ignore")(point)
+    potential = float(irt.compile_logp(vars=irt.potentials, jacobian=False, mode=PYTHON)(point))
+    a, b = irt.compile_fn(irt.replace_rvs_by_values([irt["a"], irt["b"]]), inputs=irt.value_vars, on_unused_input="ignore", mode=PYTHON)(point)
     layout, items, table = irt.polytomous["layout"], list(irt.polytomous["categories"]), irt.polytomous["table"]
     total = 0.0
     for _, answers in table.groupby("respondent"):
@@ -105,7 +106,7 @@ def test_marginal_likelihood_equals_the_numerical_integral_per_respondent(model)
 
         total += np.log(integrate.quad(density, -10, 10, epsabs=1e-15, epsrel=1e-12)[0])
     assert abs(potential - total) <= 1e-6 * table["respondent"].nunique()
-    assert np.isfinite(irt.compile_dlogp()(point)).all()
+    assert np.isfinite(irt.compile_dlogp(mode=PYTHON)(point)).all()
 
 
 @pytest.mark.filterwarnings("ignore:The effect of Potentials:UserWarning")

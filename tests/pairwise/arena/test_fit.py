@@ -16,6 +16,7 @@ from bayes_raters.pairwise import ArenaResult, build_arena_model, fit_arena, sim
 from bayes_raters.pairwise.arena.laplace import approximate
 from bayes_raters.pairwise.arena.model import prepare_votes
 from bayes_raters.pairwise.arena.posterior import layout_of, log_posterior, log_posterior_many
+from tests.modes import PYTHON
 
 ELO = 400 / np.log(10)
 
@@ -41,7 +42,7 @@ def test_log_posterior_gradient_and_hessian_match_the_pymc_model(small_arena):
     _, data = small_arena
     layout = layout_of(data)
     model = build_arena_model(data)
-    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    logp, dlogp = model.compile_logp(mode=PYTHON), model.compile_dlogp(mode=PYTHON)
     rng = np.random.default_rng(0)
     x = layout.start() + 0.3 * rng.standard_normal(layout.size)
     y = x + 0.1 * rng.standard_normal(layout.size)
