@@ -78,7 +78,7 @@ def test_ratings_that_disagree_within_responses_are_flagged():
     humans = sim["human_ratings"].copy()
     humans["score"] += np.where(humans.groupby("response").cumcount() == 0, 1.5, -1.5)
     with pytest.warns(BoundWarning, match="agree less than independent rater errors allow"):
-        flagged = fit_judges(humans, sim["judge_scores"], sim["systems"], random_seed=21, progressbar=False)
+        flagged = fit_judges(humans, sim["judge_scores"], sim["systems"], draws=200, tune=300, random_seed=21, progressbar=False)
     check = flagged.human_check()
     assert check.loc["all", "flagged"] and check.loc["all", "observed"] < 0
 
