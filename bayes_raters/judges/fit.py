@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, on_the_rating_scales
-from bayes_raters.judges.ordinal import OBSERVATIONS, check_ordinal_ratings
+from bayes_raters.judges.ordinal import check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng
 
@@ -115,8 +114,6 @@ def fit_judges(
     """
     table = judges_data(data, judge_scores, systems, response=response, rater=rater, judge=judge, score=score, system=system,
                         score_range=score_range, judge_range=judge_range)
-    if observation not in OBSERVATIONS:
-        raise InvalidInputError(f"observation must be one of {OBSERVATIONS}, got {observation!r}.")
     if observation == "ordinal":
         check_ordinal_ratings(table, score_range)
     spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error),

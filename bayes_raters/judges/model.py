@@ -46,6 +46,7 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
+from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import ordinal
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.groups import group_loglik, judge_groups
@@ -69,6 +70,12 @@ class JudgesSpec:
     shared_error: bool
     observation: str = "normal"
     score_range: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.observation not in ordinal.OBSERVATIONS:
+            raise InvalidInputError(f"observation must be one of {ordinal.OBSERVATIONS}, got {self.observation!r}.")
+        if self.ordinal and self.score_range is None:
+            raise InvalidInputError("observation='ordinal' needs the declared score_range=(low, high) of the human ratings.")
 
     @property
     def ordinal(self) -> bool:
