@@ -273,7 +273,7 @@ def _nuts_for_every_variable(model) -> Iterator[None]:
     gives the time saved). Left alone when a variable is discrete."""
     from pymc.sampling import mcmc
 
-    if not all(v.dtype in pm.pytensorf.continuous_types for v in model.value_vars):
+    if not mcmc.all_continuous(model.value_vars):  # pm.sample's own test before it builds NUTS
         yield
         return
     original = mcmc.assign_step_methods

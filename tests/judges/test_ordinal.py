@@ -26,7 +26,6 @@ def sim():
     return out
 
 
-
 def parameters(rng, data):
     n_systems, n_judges = len(data.system_names), len(data.judge_names)
     p = {"mu": rng.normal(0, 0.5, n_systems), "sigma_true": rng.uniform(0.6, 1.2, n_systems), "sigma_human": 0.7,
