@@ -1,9 +1,12 @@
 r"""The judges model's likelihood algebra: the rows of one response, normal with mean :math:`m_r`
 and covariance :math:`D_r + U_r U_r^\top`, integrated over :math:`(t_r, f_r)` by Woodbury and the
 matrix determinant lemma (the formulas are in :mod:`bayes_raters.judges.model`); NumPy or
-PyTensor, one parameter set."""
+PyTensor, one parameter set: by rows (:func:`response_loglik`, any rows) or by blocks
+(:class:`ResponseBlock`, the model's graph)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pytensor.tensor as pt
@@ -33,7 +36,14 @@ def true_score_given_rows(residual, load_true, load_shared, variance, response, 
     r"""Every response's marginal log-likelihood of its rows (module docstring) and the mean and
     variance of :math:`t_r` given them (the first coordinate of :math:`K^{-1} b` and of
     :math:`K^{-1}`: the factor integrated out); NumPy or PyTensor."""
-    (a11, a12, a22), (b1, b2), quadratic, log_d, count = judge_totals(residual, load_true, load_shared, variance, response, n_responses, lib)
+    return woodbury(*judge_totals(residual, load_true, load_shared, variance, response, n_responses, lib), lib=lib)
+
+
+def woodbury(a, b, quadratic, log_d, count, lib=np):
+    r"""Each response's marginal log-likelihood and the mean and variance of :math:`t_r` given
+    its rows, from the totals :math:`A`, :math:`b`, the quadratic form, :math:`\sum_i \log d_i`
+    and the row count (module docstring)."""
+    (a11, a12, a22), (b1, b2) = a, b
     k11, k22 = 1 + a11, 1 + a22
     det = k11 * k22 - a12**2
     explained = (k22 * b1**2 - 2 * a12 * b1 * b2 + k11 * b2**2) / det
@@ -46,3 +56,76 @@ def response_loglik(residual, load_true, load_shared, variance, response, n_resp
     :math:`x - m`, the loadings on :math:`t_r` and :math:`f_r`, the noise variance, and the
     response index of each row; one parameter set, NumPy (``lib=np``) or PyTensor (``lib=pt``)."""
     return true_score_given_rows(residual, load_true, load_shared, variance, response, n_responses, lib)[0]
+
+
+@dataclass(frozen=True)
+class ResponseBlock:
+    r"""The rows of some responses as dense arrays, one row per response: the human ratings in
+    slots (``human`` standardised, ``human_used`` 1 or 0, ``human_rater``; 0 in an empty slot),
+    the judge scores by judge (``judge``, ``judge_used``: a judge scores a response once at
+    most, :func:`~bayes_raters.judges.data.judges_data` checks it) and ``system_onehot``
+    (responses, systems). Laid out so, the totals of :func:`judge_totals` are products along the
+    rows with vectors of the judges' parameters and sums over the slots, with no scatter by
+    response in the gradient: the model's graph evaluates in a quarter of the time of the row
+    form (``models/judges.md``)."""
+
+    system_onehot: np.ndarray
+    human: np.ndarray
+    human_used: np.ndarray
+    human_rater: np.ndarray
+    judge: np.ndarray
+    judge_used: np.ndarray
+
+
+def response_block(values, response, rater, judge, response_system, n_systems: int, n_judges: int) -> ResponseBlock:
+    """The :class:`ResponseBlock` of the rows (standardised ``values``; ``response`` numbered
+    0..R-1 here; ``rater`` -1 on a judge row, ``judge`` -1 on a human row, as
+    :func:`~bayes_raters.judges.model.observation_rows` gives them) of R responses whose systems
+    are ``response_system``."""
+    n = len(response_system)
+    human, scored = rater >= 0, judge >= 0
+    rated = response[human]
+    order = np.argsort(rated, kind="stable")
+    first = np.searchsorted(rated[order], rated[order])
+    slot = np.empty(len(rated), int)
+    slot[order] = np.arange(len(rated)) - first
+    width = int(slot.max()) + 1 if len(slot) else 0
+    h, h_used, h_rater = np.zeros((n, width)), np.zeros((n, width)), np.zeros((n, width), int)
+    h[rated, slot], h_used[rated, slot], h_rater[rated, slot] = values[human], 1.0, rater[human]
+    z, z_used = np.zeros((n, n_judges)), np.zeros((n, n_judges))
+    z[response[scored], judge[scored]], z_used[response[scored], judge[scored]] = values[scored], 1.0
+    return ResponseBlock(system_onehot=np.eye(n_systems)[response_system], human=h, human_used=h_used, human_rater=h_rater, judge=z,
+                         judge_used=z_used)
+
+
+def block_totals(block: ResponseBlock, p: dict, lib=pt):
+    r"""The totals of :func:`judge_totals` for each response of ``block`` from the parameters
+    ``p`` (as :func:`~bayes_raters.judges.model.row_terms` reads them). With :math:`w_j =
+    1/\sigma_j^2` and the judge residuals :math:`e_{rj}` (zero where judge :math:`j` did not
+    score :math:`r`): :math:`a_{11} = \sigma_s^2(n_{Hr}/\sigma_H^2 + \sum_j \beta_j^2 w_j)`,
+    :math:`b_1 = \sigma_s(\sum_h e_{rh}/\sigma_H^2 + \sum_j \beta_j w_j e_{rj})`, and so on
+    over the judges that scored the response."""
+    dot = lib.dot
+    mu, sd = dot(block.system_onehot, p["mu"]), dot(block.system_onehot, p["sigma_true"])
+    beta, loading, sigma2 = p["beta"], p["loading"], p["sigma_judge"] ** 2
+    human_var = p["sigma_human"] ** 2
+    w, human_w = 1.0 / sigma2, 1.0 / human_var
+    mean = p["alpha"][None, :] + beta[None, :] * (mu - p["grand_mean"])[:, None] + dot(block.system_onehot, p["bias"].T)
+    e = (block.judge - mean) * block.judge_used
+    n_human = block.human_used.sum(axis=1)
+    if block.human.shape[1]:
+        eh = (block.human - mu[:, None] - p["rater_effect"][block.human_rater]) * block.human_used
+        human_b, human_quad = eh.sum(axis=1) * human_w, (eh**2).sum(axis=1) * human_w
+    else:
+        human_b = human_quad = 0.0
+    a = (sd**2 * (n_human * human_w + dot(block.judge_used, beta**2 * w)), sd * dot(block.judge_used, beta * loading * w),
+         dot(block.judge_used, loading**2 * w))
+    b = (sd * (human_b + dot(e, beta * w)), dot(e, loading * w))
+    log_d = n_human * lib.log(human_var) + dot(block.judge_used, lib.log(sigma2))
+    return a, b, human_quad + dot(e**2, w), log_d, n_human + block.judge_used.sum(axis=1)
+
+
+def block_loglik(block: ResponseBlock, p: dict, lib=pt):
+    """Every response's marginal log-likelihood from its :class:`ResponseBlock` (the same value
+    as :func:`response_loglik` of its rows)."""
+    return woodbury(*block_totals(block, p, lib), lib=lib)[0]

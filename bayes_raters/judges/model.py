@@ -30,8 +30,9 @@ With :math:`A = U^\top D^{-1} U`, :math:`b = U^\top D^{-1}(x - m)` and :math:`K 
 .. math:: \log p(x_r) = -\tfrac12\Big(n_r \log 2\pi + \sum_i \log d_i + \log\det K
    + (x-m)^\top D^{-1}(x-m) - b^\top K^{-1} b\Big),
 
-sums over each response's rows (:func:`~bayes_raters.judges.marginal.response_loglik`), so one evaluation costs a few passes
-over the rows whatever the design. Given the parameters, :math:`(t_r, f_r)` is normal with
+sums over each response's rows (:func:`~bayes_raters.judges.marginal.response_loglik`; the graph
+lays the rows out by response, :class:`~bayes_raters.judges.marginal.ResponseBlock`), so one
+evaluation costs a few passes over the rows whatever the design. Given the parameters, :math:`(t_r, f_r)` is normal with
 precision :math:`K` and mean :math:`K^{-1} b`
 (:func:`~bayes_raters.judges.marginal.true_score_given_rows`).
 """
@@ -50,7 +51,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import ordinal
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.groups import group_loglik, judge_groups
-from bayes_raters.judges.marginal import response_loglik
+from bayes_raters.judges.marginal import block_loglik, block_totals, response_block, woodbury
 
 #: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
 SPREAD_POOLING = 0.3
@@ -170,26 +171,27 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSp
 
 def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True):
     """The model's log-likelihood, every response's true score integrated out (PyTensor): the
-    human-rated responses row by row (:func:`~bayes_raters.judges.marginal.response_loglik`, or
-    :func:`~bayes_raters.judges.ordinal.ordinal_loglik` for ordinal ratings), the others by
-    groups of sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: row
-    by row too)."""
+    human-rated responses as one :class:`~bayes_raters.judges.marginal.ResponseBlock`
+    (:func:`~bayes_raters.judges.marginal.block_loglik`, or
+    :func:`~bayes_raters.judges.ordinal.ordinal_loglik_given` for ordinal ratings, whose ratings
+    enter through their slots), the others by groups of sufficient statistics
+    (:mod:`bayes_raters.judges.groups`; ``grouped=False``: in the block too)."""
     values, response, system, rater, judge = observation_rows(data)
     rated = np.zeros(len(data.responses), bool)
     rated[data.human_response] = True
     keep = rated[response] | (not grouped)
     if spec.ordinal:
-        keep &= judge >= 0  # the ratings enter through their slots
+        keep &= judge >= 0
     numbering, compact = np.unique(response[keep], return_inverse=True)
-    mean, load_true, load_shared, variance = row_terms(p, system[keep], rater[keep], judge[keep], lib=pt)
-    rows = (pt.as_tensor(values[keep]) - mean, load_true, load_shared, variance, compact)
+    block = response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], len(data.system_names),
+                           len(data.judge_names))
     if spec.ordinal:
         slots = ordinal.rating_slots(data, spec.score_range[0])
         slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
         cut = ordinal.standardised_cutpoints(data, spec.score_range)
-        total = ordinal.ordinal_loglik(rows, slots, p, cut, len(numbering)).sum()
+        total = ordinal.ordinal_loglik_given(woodbury(*block_totals(block, p), lib=pt), slots, p, cut, len(numbering)).sum()
     else:
-        total = response_loglik(*rows, len(numbering), lib=pt).sum()
+        total = block_loglik(block, p).sum()
     if grouped and not rated.all():
         judged = judge >= 0
         groups = judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))

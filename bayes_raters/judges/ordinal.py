@@ -106,7 +106,15 @@ def ordinal_loglik(judge_rows, slots: RatingSlots, p: dict, cut: np.ndarray, n_r
     variance and response index of each judge score, as from
     :func:`~bayes_raters.judges.model.row_terms`) over ``n_responses`` responses, ``slots`` the
     ratings of those responses (their ``response`` in the same numbering); NumPy or PyTensor."""
-    log_judges, t_mean, t_var = true_score_given_rows(*judge_rows, n_responses, lib)
+    return ordinal_loglik_given(true_score_given_rows(*judge_rows, n_responses, lib), slots, p, cut, n_responses, lib)
+
+
+def ordinal_loglik_given(judged, slots: RatingSlots, p: dict, cut: np.ndarray, n_responses: int, lib=pt):
+    """:func:`ordinal_loglik` from ``judged``: each response's log-likelihood of its judge scores
+    and the mean and variance of :math:`t_r` given them (as
+    :func:`~bayes_raters.judges.marginal.true_score_given_rows` or
+    :func:`~bayes_raters.judges.marginal.woodbury` of a block's totals give them)."""
+    log_judges, t_mean, t_var = judged
     s, r = slots.system, slots.response
     mean = p["mu"][s] + p["sigma_true"][s] * t_mean[r]
     var = p["sigma_true"][s] ** 2 * t_var[r]

