@@ -169,30 +169,40 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSp
     )
 
 
-def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True):
-    """The model's log-likelihood, every response's true score integrated out (PyTensor): the
-    human-rated responses as one :class:`~bayes_raters.judges.marginal.ResponseBlock`
-    (:func:`~bayes_raters.judges.marginal.block_loglik`, or
-    :func:`~bayes_raters.judges.ordinal.ordinal_loglik_given` for ordinal ratings, whose ratings
-    enter through their slots), the others by groups of sufficient statistics
-    (:mod:`bayes_raters.judges.groups`; ``grouped=False``: in the block too)."""
+def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
+    """The responses whose rows the likelihood takes one by one (the human-rated ones, or with
+    ``every_response`` all of them) and a function ``loglik(p, lib)`` of each one's marginal
+    log-likelihood, in that order, from the parameters ``p`` (as :func:`row_terms` reads them):
+    :func:`~bayes_raters.judges.marginal.block_loglik` of their
+    :class:`~bayes_raters.judges.marginal.ResponseBlock`, or for ordinal ratings (which stay out
+    of the block and enter through their slots)
+    :func:`~bayes_raters.judges.ordinal.ordinal_loglik_given`; NumPy or PyTensor."""
     values, response, system, rater, judge = observation_rows(data)
-    rated = np.zeros(len(data.responses), bool)
-    rated[data.human_response] = True
-    keep = rated[response] | (not grouped)
+    keep = np.ones(len(values), bool) if every_response else np.isin(response, data.human_response)
     if spec.ordinal:
         keep &= judge >= 0
     numbering, compact = np.unique(response[keep], return_inverse=True)
     block = response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], len(data.system_names),
                            len(data.judge_names))
-    if spec.ordinal:
-        slots = ordinal.rating_slots(data, spec.score_range[0])
-        slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
-        cut = ordinal.standardised_cutpoints(data, spec.score_range)
-        total = ordinal.ordinal_loglik_given(woodbury(*block_totals(block, p), lib=pt), slots, p, cut, len(numbering)).sum()
-    else:
-        total = block_loglik(block, p).sum()
+    if not spec.ordinal:
+        return numbering, lambda p, lib=pt: block_loglik(block, p, lib)
+    slots = ordinal.rating_slots(data, spec.score_range[0])
+    slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
+    cut = ordinal.standardised_cutpoints(data, spec.score_range)
+    return numbering, lambda p, lib=pt: ordinal.ordinal_loglik_given(woodbury(*block_totals(block, p, lib), lib=lib), slots, p, cut,
+                                                                       len(numbering), lib)
+
+
+def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True):
+    """The model's log-likelihood, every response's true score integrated out (PyTensor): the
+    human-rated responses one by one (:func:`per_response_loglik`), the others by groups of
+    sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: one by one too)."""
+    _, loglik = per_response_loglik(data, spec, every_response=not grouped)
+    total = loglik(p).sum()
+    rated = np.zeros(len(data.responses), bool)
+    rated[data.human_response] = True
     if grouped and not rated.all():
+        values, response, _, _, judge = observation_rows(data)
         judged = judge >= 0
         groups = judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
         total = total + group_loglik(groups, p, lib=pt)

@@ -124,10 +124,15 @@ def ordinal_loglik_given(judged, slots: RatingSlots, p: dict, cut: np.ndarray, n
 
 
 def categories(latent: np.ndarray, data: JudgesData, score_range) -> np.ndarray:
-    """Latent ratings on the standardised scale as scores of the scale: the category whose
-    cutpoints :math:`k \\pm 1/2` hold them, the ends open."""
+    """Latent ratings on the standardised scale as scores of the scale (:func:`to_category`)."""
+    return to_category(data.center + data.scale * latent, score_range)
+
+
+def to_category(latent, score_range) -> np.ndarray:
+    """Latent ratings on the rating scale as its integer scores: the category whose cutpoints
+    :math:`k \\pm 1/2` hold them (a cutpoint itself goes down), the ends open."""
     low, high = score_range
-    return np.clip(np.ceil(data.center + data.scale * latent - 0.5), low, high)
+    return np.clip(np.ceil(np.asarray(latent, dtype=float) - 0.5), low, high)
 
 
 def equivalent_noise_variance(mu, sigma_true, sigma_human, cut: np.ndarray, n_nodes: int = 40) -> np.ndarray:

@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.judges import checks, ordinal, plan
+from bayes_raters.judges import checks, plan
 from bayes_raters.judges.baselines import baseline_table
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.marginal import response_loglik
-from bayes_raters.judges.model import JudgesSpec, observation_rows, parameter_draws, row_terms, system_weights
+from bayes_raters.judges.model import JudgesSpec, parameter_draws, per_response_loglik, system_weights
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, rank_table
 from bayes_raters.sampling import ConvergenceReport
@@ -160,20 +159,10 @@ class JudgesResult(FitResult):
                            "judge": (("chain", "draw", "judge_score"), judge.reshape(*shape, -1))}, coords=coords)
 
     def _log_likelihood(self) -> xr.Dataset:
-        values, response, system, rater, judge = observation_rows(self.data)
         n = len(self.data.responses)
+        _, loglik = per_response_loglik(self.data, self.spec, every_response=True)  # every response: each has a judge score
         draws = parameter_draws(self.posterior, self.spec.shared_error, system_weights(self.data))
-        if self.spec.ordinal:
-            judged = judge >= 0
-            values, response, system, rater, judge = (a[judged] for a in (values, response, system, rater, judge))
-            slots, cut = ordinal.rating_slots(self.data, self.spec.score_range[0]), ordinal.standardised_cutpoints(self.data, self.spec.score_range)
-        rows = []
-        for p in draws:
-            mean, lt, ls, var = row_terms(p, system, rater, judge)
-            if self.spec.ordinal:
-                rows.append(ordinal.ordinal_loglik((values - mean, lt, ls, var, response), slots, p, cut, n, lib=np))
-            else:
-                rows.append(response_loglik(values - mean, lt, ls, var, response, n))
+        rows = [loglik(p, np) for p in draws]
         shape = (self.posterior.sizes["chain"], self.posterior.sizes["draw"], n)
         return xr.Dataset({"responses": (("chain", "draw", "response"), np.reshape(rows, shape))},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values,

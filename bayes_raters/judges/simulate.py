@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.judges.ordinal import to_category
 
 
 def _skewed(rng: np.random.Generator, size: int, shape: float = 4.0) -> np.ndarray:
@@ -74,6 +75,6 @@ def simulate_judges(n_systems: int = 4, n_responses: int = 100, *, judge_quality
                          index=pd.Index([f"system{s}" for s in range(n_systems)], name="system"))
     humans = pd.DataFrame(humans, columns=["response", "rater", "score"])
     if score_range is not None:
-        humans["score"] = np.clip(np.ceil(humans["score"] - 0.5), *score_range).astype(int)
+        humans["score"] = to_category(humans["score"], score_range).astype(int)
     return {"human_ratings": humans,
             "judge_scores": pd.DataFrame(scores, columns=["response", "judge", "score"]), "systems": systems, "truth": truth}

@@ -11,6 +11,8 @@ import pytest
 
 from bayes_raters.errors import BoundWarning, InputWarning
 from bayes_raters.judges import JudgesResult, fit_judges, simulate_judges
+from bayes_raters.judges.marginal import response_loglik
+from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +64,12 @@ def test_baselines_beside_the_model(result):
 def test_result_contract(result, tmp_path):
     assert "system_mean" in az.summary(result.idata, var_names=["system_mean"]).index[0]
     assert result.loo().elpd is not None
+    pointwise = result.compute_log_likelihood()["log_likelihood"]["responses"].values[0, 0]  # chain 0, draw 0: the block form
+    p = next(parameter_draws(result.posterior, result.spec.shared_error, system_weights(result.data)))
+    values, response, system, rater, judge = observation_rows(result.data)
+    mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
+    rows = response_loglik(values - mean, load_true, load_shared, variance, response, len(result.data.responses))
+    np.testing.assert_allclose(pointwise, rows, rtol=1e-12)
     tree = result.sample_posterior_predictive(n_draws=40, random_seed=1)
     assert tree["posterior_predictive"]["human"].shape[-1] == len(result.data.humans)
     loaded = JudgesResult.load(result.save(tmp_path / "judges.nc"))
