@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
-from bayes_raters.cli.options import file_options, output_options, sampler_options
+from bayes_raters.cli.options import column_options, file_options, output_options, sampler_options
 
 
 def add_parser(commands, command) -> None:
@@ -21,12 +21,8 @@ def add_parser(commands, command) -> None:
     )
     facets.add_argument("ratings", help="CSV of ratings")
     facets.add_argument("--systems", metavar="FILE", default=None, help="CSV of system scores (response, system, score)")
-    columns = facets.add_argument_group("columns of the files")
-    columns.add_argument("--response-column", default="response", metavar="NAME", help="response (essay) id")
-    columns.add_argument("--prompt-column", default="prompt", metavar="NAME", help="prompt (task) id")
-    columns.add_argument("--rater-column", default="rater", metavar="NAME", help="rater id")
-    columns.add_argument("--score-column", default="score", metavar="NAME", help="the score (both files)")
-    columns.add_argument("--system-column", default="system", metavar="NAME", help="system id (systems file)")
+    column_options(facets, response="response (essay) id", prompt="prompt (task) id", rater="rater id", score="the score (both files)",
+                   system="system id (systems file)")
     file_options(facets)
     model = facets.add_argument_group("model")
     model.add_argument("--rasch", action="store_true", help="one consistency for all raters (many-facet Rasch model; the default with two raters)")

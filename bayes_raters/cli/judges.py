@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from bayes_raters.cli.files import Output, progress_on_stderr, progressbar, read_table
-from bayes_raters.cli.options import file_options, output_options, sampler_options
+from bayes_raters.cli.options import column_options, file_options, output_options, sampler_options
 from bayes_raters.errors import InvalidInputError
 
 
@@ -26,12 +26,8 @@ def add_parser(commands, command) -> None:
     judges.add_argument("humans", help="CSV of human ratings (response, rater, score)")
     judges.add_argument("judge_scores", metavar="judges", help="CSV of judge scores (response, judge, score)")
     judges.add_argument("--systems", metavar="FILE", required=True, help="CSV mapping each response to its system (response, system)")
-    columns = judges.add_argument_group("columns of the files")
-    columns.add_argument("--response-column", default="response", metavar="NAME", help="response id (all three files)")
-    columns.add_argument("--rater-column", default="rater", metavar="NAME", help="human rater id")
-    columns.add_argument("--judge-column", default="judge", metavar="NAME", help="judge id")
-    columns.add_argument("--score-column", default="score", metavar="NAME", help="the score (human and judge files)")
-    columns.add_argument("--system-column", default="system", metavar="NAME", help="system id (systems file)")
+    column_options(judges, response="response id (all three files)", rater="human rater id", judge="judge id",
+                   score="the score (human and judge files)", system="system id (systems file)")
     file_options(judges)
     model = judges.add_argument_group("model")
     model.add_argument("--score-range", nargs=2, type=float, metavar=("LOW", "HIGH"), default=None, help="declared scale of the human ratings")

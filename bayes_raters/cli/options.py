@@ -30,6 +30,14 @@ def rating_columns(command: argparse.ArgumentParser) -> None:
     ratings.add_argument("--human", action="append", default=[], metavar="COL", help="wide: a column of human ratings (repeat)")
 
 
+def column_options(command: argparse.ArgumentParser, **roles: str) -> None:
+    """Add one ``--ROLE-column NAME`` option per keyword (default: the role's own name; the
+    value is the option's help) in the group "columns of the files" (facets, judges)."""
+    columns = command.add_argument_group("columns of the files")
+    for role, text in roles.items():
+        columns.add_argument(f"--{role}-column", default=role, metavar="NAME", help=text)
+
+
 def file_options(command: argparse.ArgumentParser) -> None:
     """Add the options for reading a file (``--sep``, ``--encoding``) to ``command``."""
     files = command.add_argument_group("reading the files")
