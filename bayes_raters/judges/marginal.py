@@ -77,6 +77,14 @@ class ResponseBlock:
     judge_used: np.ndarray
 
 
+def slots_within(response: np.ndarray) -> np.ndarray:
+    """Each row's slot: how many earlier rows belong to its response (0, 1, ...)."""
+    order = np.argsort(response, kind="stable")
+    slot = np.empty(len(response), int)
+    slot[order] = np.arange(len(response)) - np.searchsorted(response[order], response[order])
+    return slot
+
+
 def response_block(values, response, rater, judge, response_system, n_systems: int, n_judges: int) -> ResponseBlock:
     """The :class:`ResponseBlock` of the rows (standardised ``values``; ``response`` numbered
     0..R-1 here; ``rater`` -1 on a judge row, ``judge`` -1 on a human row, as
@@ -85,10 +93,7 @@ def response_block(values, response, rater, judge, response_system, n_systems: i
     n = len(response_system)
     human, scored = rater >= 0, judge >= 0
     rated = response[human]
-    order = np.argsort(rated, kind="stable")
-    first = np.searchsorted(rated[order], rated[order])
-    slot = np.empty(len(rated), int)
-    slot[order] = np.arange(len(rated)) - first
+    slot = slots_within(rated)
     width = int(slot.max()) + 1 if len(slot) else 0
     h, h_used, h_rater = np.zeros((n, width)), np.zeros((n, width)), np.zeros((n, width), int)
     h[rated, slot], h_used[rated, slot], h_rater[rated, slot] = values[human], 1.0, rater[human]

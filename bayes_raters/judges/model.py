@@ -176,7 +176,7 @@ def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool
     :func:`~bayes_raters.judges.marginal.block_loglik` of their
     :class:`~bayes_raters.judges.marginal.ResponseBlock`, or for ordinal ratings (which stay out
     of the block and enter through their slots)
-    :func:`~bayes_raters.judges.ordinal.ordinal_loglik_given`; NumPy or PyTensor."""
+    :func:`~bayes_raters.judges.ordinal.ordinal_loglik`; NumPy or PyTensor."""
     values, response, system, rater, judge = observation_rows(data)
     keep = np.ones(len(values), bool) if every_response else np.isin(response, data.human_response)
     if spec.ordinal:
@@ -189,7 +189,7 @@ def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool
     slots = ordinal.rating_slots(data, spec.score_range[0])
     slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
     cut = ordinal.standardised_cutpoints(data, spec.score_range)
-    return numbering, lambda p, lib=pt: ordinal.ordinal_loglik_given(woodbury(*block_totals(block, p, lib), lib=lib), slots, p, cut,
+    return numbering, lambda p, lib=pt: ordinal.ordinal_loglik(woodbury(*block_totals(block, p, lib), lib=lib), slots, p, cut,
                                                                        len(numbering), lib)
 
 

@@ -37,7 +37,7 @@ from bayes_raters.ctt.ordinal import OrdinalParameters, padded_cutpoints, quadra
 from bayes_raters.data import quote_rows
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges.data import HUMAN, JudgesData
-from bayes_raters.judges.marginal import segment_totals, true_score_given_rows
+from bayes_raters.judges.marginal import segment_totals, slots_within
 from bayes_raters.quadrature import gauss_hermite_rule
 
 OBSERVATIONS = ("normal", "ordinal")
@@ -79,7 +79,7 @@ def rating_slots(data: JudgesData, low: int) -> RatingSlots:
     """Each rated response's ratings packed into slots (:class:`RatingSlots`)."""
     frame = pd.DataFrame({"response": data.human_response, "rater": data.human_rater,
                           "category": np.round(data.humans["score"].to_numpy(float)).astype(int) - int(low)})
-    frame["slot"] = frame.groupby("response").cumcount()
+    frame["slot"] = slots_within(data.human_response)
     rated = np.unique(frame["response"])
     row = np.searchsorted(rated, frame["response"])
     width = int(frame["slot"].max()) + 1
@@ -101,19 +101,12 @@ def ordinal_parameters(p: dict, cut, lib=pt) -> OrdinalParameters:
                              error_sd=p["sigma_human"], cut=pt.as_tensor(cut) if lib is pt else cut, center=0.0)
 
 
-def ordinal_loglik(judge_rows, slots: RatingSlots, p: dict, cut: np.ndarray, n_responses: int, lib=pt):
-    """Every response's log-likelihood (module docstring): ``judge_rows`` (residual, loadings,
-    variance and response index of each judge score, as from
-    :func:`~bayes_raters.judges.model.row_terms`) over ``n_responses`` responses, ``slots`` the
+def ordinal_loglik(judged, slots: RatingSlots, p: dict, cut: np.ndarray, n_responses: int, lib=pt):
+    """Every response's log-likelihood (module docstring) over ``n_responses`` responses from
+    ``judged``: each one's log-likelihood of its judge scores and the mean and variance of
+    :math:`t_r` given them (:func:`~bayes_raters.judges.marginal.woodbury` of a block's totals, or
+    :func:`~bayes_raters.judges.marginal.true_score_given_rows` of the judge rows); ``slots`` the
     ratings of those responses (their ``response`` in the same numbering); NumPy or PyTensor."""
-    return ordinal_loglik_given(true_score_given_rows(*judge_rows, n_responses, lib), slots, p, cut, n_responses, lib)
-
-
-def ordinal_loglik_given(judged, slots: RatingSlots, p: dict, cut: np.ndarray, n_responses: int, lib=pt):
-    """:func:`ordinal_loglik` from ``judged``: each response's log-likelihood of its judge scores
-    and the mean and variance of :math:`t_r` given them (as
-    :func:`~bayes_raters.judges.marginal.true_score_given_rows` or
-    :func:`~bayes_raters.judges.marginal.woodbury` of a block's totals give them)."""
     log_judges, t_mean, t_var = judged
     s, r = slots.system, slots.response
     mean = p["mu"][s] + p["sigma_true"][s] * t_mean[r]

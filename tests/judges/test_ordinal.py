@@ -12,6 +12,7 @@ import scipy.stats
 from bayes_raters.bivariate import log_diff_ndtr_erfc, log_diff_ndtr_np
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import build_judges_model, fit_judges, judges_data, ordinal, simulate_judges
+from bayes_raters.judges.marginal import true_score_given_rows
 from bayes_raters.judges.model import JudgesSpec, observation_rows, row_terms, system_weights
 from tests.modes import PYTHON
 
@@ -43,6 +44,12 @@ def judge_rows(data, p):
     return values - mean, load_true, load_shared, variance, response
 
 
+def rows_loglik(data, p, slots):
+    """The ordinal likelihood of every response from its judge rows (the row form, beside the model's block)."""
+    judged = true_score_given_rows(*judge_rows(data, p), len(data.responses))
+    return ordinal.ordinal_loglik(judged, slots, p, ordinal.standardised_cutpoints(data, SCALE), len(data.responses), lib=np)
+
+
 def direct_loglik(data, p, r):
     """log p(judge scores and ratings of response r) by Simpson's rule over (t_r, f_r) on a grid."""
     residual, load_true, load_shared, variance, response = judge_rows(data, p)
@@ -71,7 +78,7 @@ def test_the_likelihood_equals_a_direct_double_integral(sim):
     data = judges_data(sim["human_ratings"], sim["judge_scores"], sim["systems"])
     p = parameters(np.random.default_rng(1), data)
     slots = ordinal.rating_slots(data, SCALE[0])
-    got = ordinal.ordinal_loglik(judge_rows(data, p), slots, p, ordinal.standardised_cutpoints(data, SCALE), len(data.responses), lib=np)
+    got = rows_loglik(data, p, slots)
     counts = slots.used.sum(axis=1)
     assert set(counts[:12]) == {1.0, 2.0, 3.0}
     for r in slots.response[:12]:
@@ -91,7 +98,7 @@ def test_the_model_log_density_uses_the_same_likelihood(sim, grouped):
     p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore", mode=PYTHON)(point)))
     p["grand_mean"] = system_weights(data) @ p["mu"]
     slots = ordinal.rating_slots(data, SCALE[0])
-    expected = ordinal.ordinal_loglik(judge_rows(data, p), slots, p, ordinal.standardised_cutpoints(data, SCALE), len(data.responses), lib=np).sum()
+    expected = rows_loglik(data, p, slots).sum()
     got = model.compile_logp(vars=model.potentials, jacobian=False, mode=PYTHON)(point)
     assert float(got) == pytest.approx(expected, rel=1e-10)
 
