@@ -66,8 +66,7 @@ class ResponseBlock:
     most, :func:`~bayes_raters.judges.data.judges_data` checks it) and ``system_onehot``
     (responses, systems). Laid out so, the totals of :func:`judge_totals` are products along the
     rows with vectors of the judges' parameters and sums over the slots, with no scatter by
-    response in the gradient: the model's graph evaluates in a quarter of the time of the row
-    form (``models/judges.md``)."""
+    response in the gradient (``models/judges.md`` times it against the row form)."""
 
     system_onehot: np.ndarray
     human: np.ndarray
