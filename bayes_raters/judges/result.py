@@ -141,7 +141,7 @@ class JudgesResult(FitResult):
         """The next responses to send to human raters (:func:`~bayes_raters.judges.plan.next_responses`)."""
         return plan.next_responses(self, n, **kwargs)
 
-    def human_check(self, n_draws: int = 200, random_seed=0) -> pd.DataFrame:
+    def human_check(self, n_draws: int = checks.CHECK_DRAWS, random_seed=0) -> pd.DataFrame:
         """The posterior predictive check of the human ratings' independence
         (:func:`~bayes_raters.judges.checks.human_independence`)."""
         return checks.human_independence(self, n_draws, random_seed)
