@@ -220,7 +220,7 @@ def strict_float():
 #: finite-sample PRMSE spread of the true-score model, the many-facet abilities, extra chains,
 #: warm-start points, the Laplace approximation's check.
 STREAMS = {"abilities": 17, "finite_sample": 7, "facets_abilities": 23, "extra_chains": 31, "warm_start": 37,
-           "laplace_check": 41, "arena_nuts": 43, "judges_check": 47}
+           "laplace_check": 41, "arena_nuts": 43, "judges_check": 47, "judges_biases": 53}
 
 
 def derived_rng(random_seed, stream: int | str) -> np.random.Generator:

@@ -25,7 +25,8 @@ import pandas as pd
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.fit import ADAPTATION, SAMPLED
-from bayes_raters.judges.model import JudgesSpec, build_judges_model
+from bayes_raters.judges.model import JudgesSpec, bias_posterior, build_judges_model, integrate_biases
+from bayes_raters.sampling import derived_rng
 from bayes_raters.sbc import Configuration
 
 #: systems, responses per system, judges, raters, ratings per rated response, rated share
@@ -90,11 +91,14 @@ def simulate_judges_sbc(rng: np.random.Generator):
 
 def fit_judges_sbc(data: UnitScaleData, seed: int):
     """The fit path of :func:`~bayes_raters.judges.fit_judges` on the unit-scale data."""
-    model = build_judges_model(data, JudgesSpec(shared_error=False))
+    spec = JudgesSpec(shared_error=False)
+    model = build_judges_model(data, spec)
     idata, report = sample_model(model, random_seed=seed, nuts_sampler="nutpie", nuts_kwargs=ADAPTATION["nutpie"], progressbar=False,
                                  what="judges model", var_names=[v for v in SAMPLED if v in model.named_vars], extra_chains=FIT["chains"],
                                  **FIT)
-    post = idata["posterior"]
+    post = idata["posterior"].to_dataset()
+    if integrate_biases(spec):  # the biases (and rater effects) drawn given each draw, as fit_judges does
+        post = post.assign(bias_posterior(post, data, spec, derived_rng(seed, "judges_biases")))
     draws = {"mu[0]": post["mu"].values[..., 0], "mu[1] - mu[0]": post["mu"].values[..., 1] - post["mu"].values[..., 0],
              "sigma_true[0]": post["sigma_true"].values[..., 0], "sigma_human": post["sigma_human"].values,
              "alpha[0]": post["alpha"].values[..., 0], "beta[0]": post["beta"].values[..., 0], "sigma_judge[0]": post["sigma_judge"].values[..., 0],

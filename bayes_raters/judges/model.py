@@ -35,6 +35,13 @@ lays the rows out by response, :class:`~bayes_raters.judges.marginal.ResponseBlo
 evaluation costs a few passes over the rows whatever the design. Given the parameters, :math:`(t_r, f_r)` is normal with
 precision :math:`K` and mean :math:`K^{-1} b`
 (:func:`~bayes_raters.judges.marginal.true_score_given_rows`).
+
+With normal ratings the judges' biases :math:`\delta` and (with two to
+:data:`MAX_INTEGRATED_RATERS` raters) the rater effects :math:`\rho` are integrated out as well:
+the likelihood is Gaussian in them given the other parameters
+(:mod:`bayes_raters.judges.biases`), so their scales meet the data without a funnel; their draws
+come after sampling, from their Gaussian given each posterior draw (:func:`bias_posterior`).
+Ordinal ratings sample them (non-centred).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import ordinal
+from bayes_raters.judges.biases import bias_draws, bias_loglik, block_bias_terms, group_bias_terms, zero_sum_basis
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.groups import group_loglik, judge_groups
 from bayes_raters.judges.marginal import block_loglik, block_totals, response_block, woodbury
@@ -169,21 +177,26 @@ def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSp
     )
 
 
-def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
+def rated_block(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
     """The responses whose rows the likelihood takes one by one (the human-rated ones, or with
-    ``every_response`` all of them) and a function ``loglik(p, lib)`` of each one's marginal
-    log-likelihood, in that order, from the parameters ``p`` (as :func:`row_terms` reads them):
-    :func:`~bayes_raters.judges.marginal.block_loglik` of their
-    :class:`~bayes_raters.judges.marginal.ResponseBlock`, or for ordinal ratings (which stay out
-    of the block and enter through their slots)
-    :func:`~bayes_raters.judges.ordinal.ordinal_loglik`; NumPy or PyTensor."""
+    ``every_response`` all of them), in order, and their
+    :class:`~bayes_raters.judges.marginal.ResponseBlock` (ordinal ratings stay out of the
+    block: they enter through their slots)."""
     values, response, system, rater, judge = observation_rows(data)
     keep = np.ones(len(values), bool) if every_response else np.isin(response, data.human_response)
     if spec.ordinal:
         keep &= judge >= 0
     numbering, compact = np.unique(response[keep], return_inverse=True)
-    block = response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], len(data.system_names),
-                           len(data.judge_names))
+    return numbering, response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], len(data.system_names),
+                                     len(data.judge_names))
+
+
+def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
+    """The responses of :func:`rated_block` and a function ``loglik(p, lib)`` of each one's
+    marginal log-likelihood, in that order, from the parameters ``p`` (as :func:`row_terms`
+    reads them): :func:`~bayes_raters.judges.marginal.block_loglik` of their block, or for
+    ordinal ratings :func:`~bayes_raters.judges.ordinal.ordinal_loglik`; NumPy or PyTensor."""
+    numbering, block = rated_block(data, spec, every_response)
     if not spec.ordinal:
         return numbering, lambda p, lib=pt: block_loglik(block, p, lib)
     slots = ordinal.rating_slots(data, spec.score_range[0])
@@ -193,20 +206,48 @@ def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool
                                                                        len(numbering), lib)
 
 
-def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True):
-    """The model's log-likelihood, every response's true score integrated out (PyTensor): the
-    human-rated responses one by one (:func:`per_response_loglik`), the others by groups of
-    sufficient statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: one by one too)."""
-    _, loglik = per_response_loglik(data, spec, every_response=not grouped)
-    total = loglik(p).sum()
+def unrated_groups(data: JudgesData):
+    """The :class:`~bayes_raters.judges.groups.JudgeGroups` of the responses no human rated, or
+    None where every response is rated."""
     rated = np.zeros(len(data.responses), bool)
     rated[data.human_response] = True
-    if grouped and not rated.all():
-        values, response, _, _, judge = observation_rows(data)
-        judged = judge >= 0
-        groups = judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
-        total = total + group_loglik(groups, p, lib=pt)
-    return total
+    if rated.all():
+        return None
+    values, response, _, _, judge = observation_rows(data)
+    judged = judge >= 0
+    return judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
+
+
+def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True, bias_scale=None, rater_scale=None, lib=pt):
+    """The model's log-likelihood, every response's true score integrated out: the human-rated
+    responses one by one (:func:`per_response_loglik`), the others by groups of sufficient
+    statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: one by one too). With
+    ``bias_scale`` (normal ratings), the judges' biases are integrated out too
+    (:mod:`bayes_raters.judges.biases`; ``p["bias"]`` must then be zero), and with
+    ``rater_scale`` the rater effects with them (``p["rater_effect"]`` zero); NumPy or PyTensor."""
+    _, loglik = per_response_loglik(data, spec, every_response=not grouped)
+    total = loglik(p, lib).sum()
+    groups = unrated_groups(data) if grouped else None
+    if groups is not None:
+        total = total + group_loglik(groups, p, lib=lib)
+    if bias_scale is None:
+        return total
+    _, block = rated_block(data, spec, every_response=not grouped)
+    n_raters = len(data.raters) if rater_scale is not None else 0
+    g, h, raters = shift_terms(block, groups, p, len(data.system_names), n_raters, rater_scale, lib)
+    return total + bias_loglik(g, h, bias_scale, zero_sum_basis(len(data.system_names)), lib, raters)
+
+
+def shift_terms(block, groups, p: dict, n_systems: int, n_raters: int, rater_scale, lib):
+    """The biases' :math:`G` and :math:`H` over every response (the rated ones' ``block``, the
+    unrated ones' ``groups`` or None) and, with ``n_raters`` (0: none), the raters' terms as
+    :func:`~bayes_raters.judges.biases.bias_loglik` takes them (else None)."""
+    g, h, *rater_terms = block_bias_terms(block, p, lib, n_raters=n_raters)
+    if groups is not None:
+        g_u, h_u = group_bias_terms(groups, p, n_systems, lib)
+        g, h = g + g_u, h + h_u
+    raters = (*rater_terms, rater_scale, zero_sum_basis(n_raters)) if n_raters else None
+    return g, h, raters
 
 
 def split_judge_error():
@@ -221,6 +262,24 @@ def split_judge_error():
     share = pm.Beta("shared_share", 1.0, 1.0, dims="judge")
     return (pm.Deterministic("sigma_judge", error * pt.sqrt(1 - share), dims="judge"),
             pm.Deterministic("loading", error * pt.sqrt(share), dims="judge"))
+
+
+def integrate_biases(spec: JudgesSpec) -> bool:
+    """Whether the model integrates the judges' biases out (normal ratings, where the likelihood
+    is Gaussian in them: :mod:`bayes_raters.judges.biases`) or samples them (ordinal ratings)."""
+    return not spec.ordinal
+
+
+#: Most raters whose effects the likelihood integrates out with the biases (one Cholesky factor
+#: of judges x (systems - 1) + raters - 1 rows per evaluation); with more, each rater rates few
+#: responses and the effects are sampled (non-centred).
+MAX_INTEGRATED_RATERS = 30
+
+
+def integrate_raters(spec: JudgesSpec, data: JudgesData) -> bool:
+    """Whether the rater effects are integrated out with the biases: normal ratings, two to
+    :data:`MAX_INTEGRATED_RATERS` raters."""
+    return integrate_biases(spec) and 1 < len(data.raters) <= MAX_INTEGRATED_RATERS
 
 
 def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True) -> pm.Model:
@@ -252,17 +311,24 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
         }
         p["grand_mean"] = pt.sum(weights * p["mu"])
         tau_rater = pm.HalfNormal("sigma_rater", 0.5)
-        rater_z = pm.ZeroSumNormal("rater_z", dims="rater") if len(coords["rater"]) > 1 else pt.zeros(1)
-        p["rater_effect"] = pm.Deterministic("rater_effect", tau_rater * rater_z, dims="rater")
+        if integrate_raters(spec, data):
+            p["rater_effect"] = pt.zeros(len(coords["rater"]))
+        else:
+            rater_z = pm.ZeroSumNormal("rater_z", dims="rater") if len(coords["rater"]) > 1 else pt.zeros(1)
+            p["rater_effect"] = pm.Deterministic("rater_effect", tau_rater * rater_z, dims="rater")
         tau_bias = pm.HalfNormal("sigma_bias", 0.3, dims="judge")
-        bias_z = pm.ZeroSumNormal("bias_z", dims=("judge", "system"), n_zerosum_axes=1)
-        p["bias"] = pm.Deterministic("bias", tau_bias[:, None] * bias_z, dims=("judge", "system"))
+        if integrate_biases(spec):
+            p["bias"] = pt.zeros((len(coords["judge"]), len(coords["system"])))
+        else:
+            bias_z = pm.ZeroSumNormal("bias_z", dims=("judge", "system"), n_zerosum_axes=1)
+            p["bias"] = pm.Deterministic("bias", tau_bias[:, None] * bias_z, dims=("judge", "system"))
         if spec.shared_error:
             p["sigma_judge"], p["loading"] = split_judge_error()
         else:
             p["sigma_judge"] = pm.HalfNormal("sigma_judge", 1.0, dims="judge")
             p["loading"] = pt.zeros(len(coords["judge"]))
-        pm.Potential("marginal_loglik", marginal_loglik(data, p, spec, grouped))
+        pm.Potential("marginal_loglik", marginal_loglik(data, p, spec, grouped, bias_scale=tau_bias if integrate_biases(spec) else None,
+                                                        rater_scale=tau_rater if integrate_raters(spec, data) else None))
     model.judges = {"data": data, "spec": spec}
     return model
 
@@ -281,3 +347,37 @@ def parameter_draws(posterior: xr.Dataset, shared_error: bool, weights: np.ndarr
     loading = np.moveaxis(stacked["loading"].values, -1, 0) if shared_error else np.zeros((len(arrays["alpha"]), n_judges))
     for s in range(len(arrays["alpha"])):
         yield {**{name: values[s] for name, values in arrays.items()}, "loading": loading[s], "grand_mean": weights @ arrays["mu"][s]}
+
+
+def bias_posterior(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, rng: np.random.Generator) -> dict:
+    """Draws of the judges' biases (``bias``: chain, draw, judge, system; standardised scale) and,
+    where they are integrated out too, the rater effects (``rater_effect``), from their Gaussian
+    given each posterior draw of the other parameters (:func:`integrate_biases`,
+    :func:`integrate_raters`; :func:`~bayes_raters.judges.biases.bias_draws`): the pairs are
+    draws of the joint posterior."""
+    n_judges, n_systems = posterior.sizes["judge"], posterior.sizes["system"]
+    with_raters = integrate_raters(spec, data)
+    groups, basis = unrated_groups(data), zero_sum_basis(n_systems)
+    _, block = rated_block(data, spec)
+    n_raters = len(data.raters) if with_raters else 0
+    zero = {"bias": (xr.zeros_like(posterior["alpha"]) * xr.zeros_like(posterior["mu"])).transpose("chain", "draw", "judge", "system")}
+    if with_raters:
+        zero["rater_effect"] = xr.zeros_like(posterior["sigma_rater"]) * xr.DataArray(np.zeros(len(data.raters)), dims="rater")
+    sample = ("chain", "draw")
+    taus = np.moveaxis(posterior["sigma_bias"].stack(sample=sample).values, -1, 0)
+    tau_rho = posterior["sigma_rater"].stack(sample=sample).values
+    biases, effects = [], []
+    draws = parameter_draws(posterior.assign(**zero), spec.shared_error, system_weights(data))
+    for p, tau, scale in zip(draws, taus, tau_rho, strict=True):
+        g, h, raters = shift_terms(block, groups, p, n_systems, n_raters, scale, np)
+        out = bias_draws(g, h, tau, basis, rng, raters)
+        biases.append(out[0] if with_raters else out)
+        if with_raters:
+            effects.append(out[1])
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    coords = {name: posterior[name].values for name in ("chain", "draw", "judge", "system")}
+    result = {"bias": xr.DataArray(np.asarray(biases).reshape(*shape, n_judges, n_systems), dims=("chain", "draw", "judge", "system"), coords=coords)}
+    if with_raters:
+        result["rater_effect"] = xr.DataArray(np.asarray(effects).reshape(*shape, -1), dims=("chain", "draw", "rater"),
+                                              coords={"chain": coords["chain"], "draw": coords["draw"], "rater": list(data.raters)})
+    return result

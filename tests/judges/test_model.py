@@ -68,23 +68,26 @@ def test_the_block_layout_equals_the_rows_with_uneven_ratings_and_missing_scores
 @pytest.mark.parametrize("missing", [False, True])
 def test_the_model_log_density_uses_the_same_marginal(sim, grouped, missing):
     """The model's potential (unrated responses by groups of sufficient statistics, or row by
-    row) equals the row-wise marginal summed over every response, with every judge scoring every
-    response and with scores missing (other groups)."""
+    row; biases and rater effects integrated out) equals the dense multivariate normal of every
+    observation, with every judge scoring every response and with scores missing (other groups)."""
+    from tests.judges.test_biases import dense_covariance
+
     humans, judges, systems = tables(sim)
     if missing:
         judges = judges.drop(index=judges.index[(judges["judge"] == "judge1") & (np.arange(len(judges)) % 3 == 0)])
     data = judges_data(humans, judges, systems)
+    assert len(data.raters) > 1
     model = build_judges_model(data, JudgesSpec(shared_error=True), grouped=grouped)
+    assert "bias_z" not in model.named_vars and "rater_z" not in model.named_vars
     rng = np.random.default_rng(4)
     point = {name: value + rng.normal(0, 0.3, np.shape(value)) for name, value in model.initial_point().items()}
-    names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias", "loading"]
+    names = ["mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "loading", "sigma_bias", "sigma_rater"]
     outputs = model.replace_rvs_by_values([model[n] for n in names])
     p = dict(zip(names, model.compile_fn(outputs, inputs=model.value_vars, point_fn=True, on_unused_input="ignore", mode=PYTHON)(point)))
-    assert np.abs(p["bias"]).max() > 0.01
-    p["grand_mean"] = system_weights(data) @ p["mu"]
-    values, response, system, rater, judge = observation_rows(data)
-    mean, load_true, load_shared, variance = row_terms(p, system, rater, judge)
-    expected = response_loglik(values - mean, load_true, load_shared, variance, response, len(data.responses)).sum()
+    p.update(grand_mean=system_weights(data) @ p["mu"], bias=np.zeros((len(data.judge_names), len(data.system_names))),
+             rater_effect=np.zeros(len(data.raters)))
+    values, mean, cov = dense_covariance(data, p, p["sigma_bias"], p["sigma_rater"])
+    expected = scipy.stats.multivariate_normal(mean, cov).logpdf(values)
     got = model.compile_logp(vars=model.potentials, jacobian=False, mode=PYTHON)(point)
     assert float(got) == pytest.approx(expected, rel=1e-9)
 
