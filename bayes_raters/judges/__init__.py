@@ -4,8 +4,8 @@ by system and worth in human ratings, beside the baselines users run today (huma
 judge alone, PPI, PPI++).
 
 Files by role: ``data`` (the three input tables, validated), ``model`` (the PyMC model, true
-scores integrated out; its algebra in ``marginal`` and ``groups``, ordinal human ratings in
-``ordinal``), ``fit`` (:func:`fit_judges`), ``result`` (:class:`JudgesResult`),
+scores integrated out; its algebra in ``marginal`` and ``groups``, the biases and rater
+effects integrated out in ``biases``, ordinal human ratings in ``ordinal``), ``fit`` (:func:`fit_judges`), ``result`` (:class:`JudgesResult`),
 ``checks`` (replicates and the human ratings' independence), ``baselines`` (PPI and the others),
 ``simulate`` (designs not drawn from the priors), ``plan`` (how many human ratings to buy, and
 of which responses). Card: ``models/judges.md``.
