@@ -215,6 +215,23 @@ def strict_float():
     return pytensor.config.change_flags(numba__fastmath=False)
 
 
+@contextlib.contextmanager
+def numba_mode_excluding(*rewrites: str) -> Iterator[None]:
+    """Within: PyTensor's ``"NUMBA"`` mode (the one nutpie compiles with, by name) without the
+    graph ``rewrites`` named. PyTensor's ``scalarize`` rewrite fails on the judges model's
+    likelihood with a single judge (``ValueError: Operation cannot be done inplace on an input
+    with broadcasted dimensions``, WMT23 with chrF alone); PyTensor skips it and goes on, but
+    prints the traceback into the user's notebook or terminal, so the judges fit leaves it out."""
+    from pytensor.compile import mode
+
+    original = mode.predefined_modes["NUMBA"]
+    mode.predefined_modes["NUMBA"] = original.excluding(*rewrites)
+    try:
+        yield
+    finally:
+        mode.predefined_modes["NUMBA"] = original
+
+
 #: The secondary streams of a fit (:func:`derived_rng`), one number each, named where they are
 #: used so that no two uses share one: IRT abilities (binary, polytomous, multidimensional), the
 #: finite-sample PRMSE spread of the true-score model, the many-facet abilities, extra chains,

@@ -17,7 +17,7 @@ from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.model import JudgesSpec, bias_posterior, build_judges_model, default_shared_error, integrate_biases, on_the_rating_scales
 from bayes_raters.judges.ordinal import check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
-from bayes_raters.sampling import derived_rng
+from bayes_raters.sampling import derived_rng, numba_mode_excluding
 
 #: Mass-matrix adaptation per sampler: the slopes, the systems' spread and the true scores' SDs
 #: trade off along one direction where human ratings are few, which a diagonal mass matrix
@@ -119,12 +119,13 @@ def fit_judges(
     spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error),
                       observation=observation, score_range=tuple(score_range) if observation == "ordinal" else None)
     model = build_judges_model(table, spec)
-    idata, report = sample_model(
-        model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
-        nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
-        progressbar=progressbar, what="judges model", nuts_kwargs=ADAPTATION.get(nuts_sampler or "nutpie"),
-        var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference, extra_chains=chains,
-    )
+    with numba_mode_excluding("scalarize"):
+        idata, report = sample_model(
+            model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+            nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
+            progressbar=progressbar, what="judges model", nuts_kwargs=ADAPTATION.get(nuts_sampler or "nutpie"),
+            var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference, extra_chains=chains,
+        )
     posterior = idata["posterior"].to_dataset()
     if integrate_biases(spec):
         posterior = posterior.assign(bias_posterior(posterior, table, spec, derived_rng(random_seed, "judges_biases")))
