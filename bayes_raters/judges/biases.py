@@ -57,20 +57,12 @@ def _outer_sums(weights, onehot, used_pairs, lib, shape=None):
     return [lib.dot(onehot.T * c[None, :], used_pairs).reshape((onehot.shape[1], *shape)) for c in weights]
 
 
-def rater_counts(block: ResponseBlock, n_raters: int) -> np.ndarray:
-    """How many of each response's ratings each rater gave (responses x raters)."""
-    counts = np.zeros((block.human.shape[0], n_raters))
-    rows = np.repeat(np.arange(block.human.shape[0]), block.human.shape[1])
-    np.add.at(counts, (rows, block.human_rater.ravel()), block.human_used.ravel())
-    return counts
-
-
 def block_bias_terms(block: ResponseBlock, p: dict, lib=pt, n_raters: int = 0):
     r""":math:`G` (systems x judges) and :math:`H` (systems x judges x judges) of the module
     docstring summed over the responses of ``block``, biases (and with ``n_raters``, rater
     effects) set to zero in ``p``. With ``n_raters``, also the raters' terms: :math:`g_\rho`
     (raters), :math:`H_{\rho\rho}` (raters x raters) and :math:`H_{\delta\rho}` (systems x
-    judges x raters) (:func:`shift_loglik`)."""
+    judges x raters) (:func:`bias_loglik`)."""
     a, b, *_ = block_totals(block, p, lib)
     (i11, i12, i22), (m1, m2) = _inverse_k(a, b, lib)
     onehot, used = block.system_onehot, block.judge_used
@@ -87,12 +79,12 @@ def block_bias_terms(block: ResponseBlock, p: dict, lib=pt, n_raters: int = 0):
          - s22 * (lw[:, None] * lw[None, :])[None])
     if not n_raters:
         return g, h
-    counts = rater_counts(block, n_raters)
+    by_rater = np.eye(n_raters)[block.human_rater] * block.human_used[:, :, None]  # (responses, slots, raters)
+    counts = by_rater.sum(axis=1)  # each response's ratings by rater
     human_w = 1.0 / p["sigma_human"] ** 2
     eh = (block.human - mu[:, None]) * block.human_used
-    by_rater = np.eye(n_raters)[block.human_rater] * block.human_used[:, :, None]
     g_rho = human_w * ((eh[:, :, None] * by_rater).sum((0, 1)) - lib.dot(counts.T, m1 * sd))
-    h_rho = human_w * _diag(counts.sum(0)[None, :], lib)[0] - human_w**2 * lib.dot(counts.T * (i11 * sd**2)[None, :], counts)
+    h_rho = human_w * np.diag(counts.sum(axis=0)) - human_w**2 * lib.dot(counts.T * (i11 * sd**2)[None, :], counts)
     judge_rater = (used[:, :, None] * counts[:, None, :]).reshape((used.shape[0], -1))
     t1, t2 = _outer_sums([i11 * sd**2, i12 * sd], onehot, judge_rater, lib, (used.shape[1], n_raters))
     h_cross = -human_w * (bw[None, :, None] * t1 + lw[None, :, None] * t2)
