@@ -24,8 +24,9 @@ import pandas as pd
 
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.data import JudgesData
+from bayes_raters.judges.draws import bias_posterior
 from bayes_raters.judges.fit import ADAPTATION, SAMPLED
-from bayes_raters.judges.model import JudgesSpec, bias_posterior, build_judges_model, integrate_biases
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, integrate_biases
 from bayes_raters.sampling import derived_rng
 from bayes_raters.sbc import Configuration
 

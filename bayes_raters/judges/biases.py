@@ -48,13 +48,11 @@ def _inverse_k(a, b, lib):
     return (k22 / det, -a12 / det, k11 / det), ((k22 * b1 - a12 * b2) / det, (k11 * b2 - a12 * b1) / det)
 
 
-def _outer_sums(weights, onehot, used_pairs, lib, shape=None):
-    """Per system :math:`\\sum_r c_r u_r v_r^\\top` (systems, J, J, or ``shape``) for each
-    row of ``weights``, ``used_pairs`` the responses' :math:`u_r v_r^\\top` flattened."""
-    if shape is None:
-        n = int(np.sqrt(used_pairs.shape[1]))
-        shape = (n, n)
+def _outer_sums(weights, onehot, used_pairs, lib, shape):
+    """Per system :math:`\\sum_r c_r u_r v_r^\\top` (systems x ``shape``) for each row of
+    ``weights``, ``used_pairs`` the responses' :math:`u_r v_r^\\top` flattened."""
     return [lib.dot(onehot.T * c[None, :], used_pairs).reshape((onehot.shape[1], *shape)) for c in weights]
+
 
 
 def block_bias_terms(block: ResponseBlock, p: dict, lib=pt, n_raters: int = 0):
@@ -72,21 +70,17 @@ def block_bias_terms(block: ResponseBlock, p: dict, lib=pt, n_raters: int = 0):
     mu = lib.dot(onehot, p["mu"])
     e = (block.judge - (p["alpha"][None, :] + p["beta"][None, :] * (mu - p["grand_mean"])[:, None])) * used
     g = w[None, :] * lib.dot(onehot.T, e) - bw[None, :] * lib.dot(onehot.T, used * (m1 * sd)[:, None]) - lw[None, :] * lib.dot(onehot.T, used * m2[:, None])
-    pairs = (used[:, :, None] * used[:, None, :]).reshape((used.shape[0], -1))
-    s11, s12, s22 = _outer_sums([i11 * sd**2, i12 * sd, i22], onehot, pairs, lib)
-    count = lib.dot(onehot.T, used)
-    h = (_diag(w[None, :] * count, lib) - s11 * (bw[:, None] * bw[None, :])[None] - s12 * (bw[:, None] * lw[None, :] + lw[:, None] * bw[None, :])[None]
-         - s22 * (lw[:, None] * lw[None, :])[None])
+    s11, s12, s22 = _outer_sums([i11 * sd**2, i12 * sd, i22], onehot, block.judge_pairs, lib, (used.shape[1], used.shape[1]))
+    h = (_diag(w[None, :] * block.system_scores, lib) - s11 * (bw[:, None] * bw[None, :])[None]
+         - s12 * (bw[:, None] * lw[None, :] + lw[:, None] * bw[None, :])[None] - s22 * (lw[:, None] * lw[None, :])[None])
     if not n_raters:
         return g, h
-    by_rater = np.eye(n_raters)[block.human_rater] * block.human_used[:, :, None]  # (responses, slots, raters)
-    counts = by_rater.sum(axis=1)  # each response's ratings by rater
+    counts = block.rater_counts  # each response's ratings by rater
     human_w = 1.0 / p["sigma_human"] ** 2
     eh = (block.human - mu[:, None]) * block.human_used
-    g_rho = human_w * ((eh[:, :, None] * by_rater).sum((0, 1)) - lib.dot(counts.T, m1 * sd))
-    h_rho = human_w * np.diag(counts.sum(axis=0)) - human_w**2 * lib.dot(counts.T * (i11 * sd**2)[None, :], counts)
-    judge_rater = (used[:, :, None] * counts[:, None, :]).reshape((used.shape[0], -1))
-    t1, t2 = _outer_sums([i11 * sd**2, i12 * sd], onehot, judge_rater, lib, (used.shape[1], n_raters))
+    g_rho = human_w * (lib.dot(eh.reshape((-1,)), block.slot_rater) - lib.dot(counts.T, m1 * sd))
+    h_rho = human_w * lib.diag(counts.sum(axis=0)) - human_w**2 * lib.dot(counts.T * (i11 * sd**2)[None, :], counts)
+    t1, t2 = _outer_sums([i11 * sd**2, i12 * sd], onehot, block.judge_rater, lib, (used.shape[1], n_raters))
     h_cross = -human_w * (bw[None, :, None] * t1 + lw[None, :, None] * t2)
     return g, h, g_rho, h_rho, h_cross
 
@@ -113,9 +107,9 @@ def group_bias_terms(groups: JudgeGroups, p: dict, n_systems: int, lib=pt):
              + k11[:, None, None] * qv[:, :, None] * qv[:, None, :]) / det[:, None, None]
     h_one = _diag(w, lib) - outer
     residual = groups.total - groups.count[:, None] * mean
-    onehot = np.eye(n_systems)[s]
+    onehot = groups.system_onehot
     g = lib.dot(onehot.T, (h_one * residual[:, None, :]).sum(2))
-    h = lib.dot(onehot.T, (groups.count[:, None, None] * h_one).reshape((len(s), -1))).reshape((n_systems, mask.shape[1], mask.shape[1]))
+    h = lib.dot(onehot.T, (groups.count[:, None, None] * h_one).reshape((s.shape[0], -1))).reshape((n_systems, mask.shape[1], mask.shape[1]))
     return g, h
 
 

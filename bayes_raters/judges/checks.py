@@ -37,7 +37,8 @@ import xarray as xr
 
 from bayes_raters.errors import BoundWarning
 from bayes_raters.judges import ordinal
-from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
+from bayes_raters.judges.draws import parameter_draws
+from bayes_raters.judges.model import observation_rows, row_terms, system_weights
 from bayes_raters.results import thinned_posterior
 
 #: Posterior median share of a judge's modelled score variance that is its own noise
@@ -170,7 +171,7 @@ def warn_dependent_humans(table: pd.DataFrame) -> None:
 
 def near_zero_own_error(posterior: xr.Dataset) -> pd.Series:
     """Per judge, whether the posterior median of ``judge_own_share`` (the share of its modelled
-    score variance that is its own noise, :func:`~bayes_raters.judges.model.on_the_rating_scales`)
+    score variance that is its own noise, :func:`~bayes_raters.judges.draws.on_the_rating_scales`)
     is below :data:`OWN_SHARE_MIN`: the fit has the judge measure the true score without error."""
     median = posterior["judge_own_share"].median(("chain", "draw")).to_series()
     return (median < OWN_SHARE_MIN).rename("own_error_near_zero")

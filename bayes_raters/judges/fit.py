@@ -14,7 +14,8 @@ from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
-from bayes_raters.judges.model import JudgesSpec, bias_posterior, build_judges_model, default_shared_error, integrate_biases, on_the_rating_scales
+from bayes_raters.judges.draws import bias_posterior, on_the_rating_scales
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, integrate_biases
 from bayes_raters.judges.ordinal import check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng, numba_mode_excluding

@@ -28,19 +28,22 @@ LOG_2PI = float(np.log(2 * np.pi))
 
 @dataclass(frozen=True)
 class JudgeGroups:
-    """Sufficient statistics of the unrated responses: per group its ``system``, judge
-    ``mask`` (groups, judges), ``count``, ``total`` :math:`s_g` (groups, judges) and ``cross``
+    """Sufficient statistics of the unrated responses: per group its ``system`` (and
+    ``system_onehot``, groups x systems), judge ``mask`` (groups, judges) and the judges per
+    response ``score_count``, ``count``, ``total`` :math:`s_g` (groups, judges) and ``cross``
     :math:`G_g` (groups, judges, judges), scores standardised as the model's rows."""
 
     system: np.ndarray
+    system_onehot: np.ndarray
     mask: np.ndarray
+    score_count: np.ndarray
     count: np.ndarray
     total: np.ndarray
     cross: np.ndarray
 
 
 def judge_groups(values: np.ndarray, response: np.ndarray, judge: np.ndarray, response_system: np.ndarray, unrated: np.ndarray,
-                 n_judges: int) -> JudgeGroups:
+                 n_judges: int, n_systems: int) -> JudgeGroups:
     """The groups of the responses flagged ``unrated`` from the judge rows (``values``,
     ``response``, ``judge`` of each row; ``response_system`` per response)."""
     keep = unrated[response]
@@ -57,7 +60,9 @@ def judge_groups(values: np.ndarray, response: np.ndarray, judge: np.ndarray, re
     np.add.at(total, group, x)
     cross = np.zeros((len(unique), n_judges, n_judges))
     np.add.at(cross, group, x[:, :, None] * x[:, None, :])
-    return JudgeGroups(system=unique[:, 0].astype(int), mask=unique[:, 1:].astype(float), count=count, total=total, cross=cross)
+    system, mask = unique[:, 0].astype(int), unique[:, 1:].astype(float)
+    return JudgeGroups(system=system, system_onehot=np.eye(n_systems)[system], mask=mask, score_count=mask.sum(axis=1), count=count, total=total,
+                       cross=cross)
 
 
 def group_loglik(groups: JudgeGroups, p: dict, lib=pt):
@@ -80,5 +85,5 @@ def group_loglik(groups: JudgeGroups, p: dict, lib=pt):
     e22 = (m2[:, :, None] * scatter * m2[:, None, :]).sum((1, 2))
     explained = (k22 * e11 - 2 * k12 * e12 + k11 * e22) / det
     log_precision = (groups.mask * lib.log(lib.ones_like(precision) / p["sigma_judge"][None, :] ** 2)).sum(1)
-    per_response = groups.mask.sum(1) * LOG_2PI - log_precision + lib.log(det)
+    per_response = groups.score_count * LOG_2PI - log_precision + lib.log(det)
     return -0.5 * (groups.count * per_response + quadratic - explained).sum()

@@ -66,7 +66,14 @@ class ResponseBlock:
     most, :func:`~bayes_raters.judges.data.judges_data` checks it) and ``system_onehot``
     (responses, systems). Laid out so, the totals of :func:`judge_totals` are products along the
     rows with vectors of the judges' parameters and sums over the slots, with no scatter by
-    response in the gradient (``models/judges.md`` times it against the row form)."""
+    response in the gradient (``models/judges.md`` times it against the row form).
+
+    What the likelihood needs of the layout alone comes computed, so that the model's graph,
+    which takes the data as inputs, does not recompute it at every evaluation: each response's
+    ``human_count`` and ``score_count``; ``judge_pairs`` (responses, judges x judges: which pairs
+    of judges scored it), ``system_scores`` (systems, judges: scores by system), ``rater_counts``
+    (responses, raters: its ratings by rater), ``slot_rater`` (responses x slots, raters: each
+    slot's rater, one-hot, zero where empty) and ``judge_rater`` (responses, judges x raters)."""
 
     system_onehot: np.ndarray
     human: np.ndarray
@@ -74,6 +81,13 @@ class ResponseBlock:
     human_rater: np.ndarray
     judge: np.ndarray
     judge_used: np.ndarray
+    human_count: np.ndarray
+    score_count: np.ndarray
+    judge_pairs: np.ndarray
+    system_scores: np.ndarray
+    rater_counts: np.ndarray
+    slot_rater: np.ndarray
+    judge_rater: np.ndarray
 
 
 def slots_within(response: np.ndarray) -> np.ndarray:
@@ -84,13 +98,14 @@ def slots_within(response: np.ndarray) -> np.ndarray:
     return slot
 
 
-def response_block(values, response, rater, judge, response_system, n_systems: int, n_judges: int) -> ResponseBlock:
+def response_block(values, response, rater, judge, response_system, n_systems: int, n_judges: int, n_raters: int | None = None) -> ResponseBlock:
     """The :class:`ResponseBlock` of the rows (standardised ``values``; ``response`` numbered
     0..R-1 here; ``rater`` -1 on a judge row, ``judge`` -1 on a human row, as
     :func:`~bayes_raters.judges.model.observation_rows` gives them) of R responses whose systems
-    are ``response_system``."""
+    are ``response_system``; ``n_raters`` (default: the largest rater index + 1) numbers the raters."""
     n = len(response_system)
     human, scored = rater >= 0, judge >= 0
+    n_raters = int(rater.max()) + 1 if n_raters is None else n_raters
     rated = response[human]
     slot = slots_within(rated)
     width = int(slot.max()) + 1 if len(slot) else 0
@@ -98,8 +113,20 @@ def response_block(values, response, rater, judge, response_system, n_systems: i
     h[rated, slot], h_used[rated, slot], h_rater[rated, slot] = values[human], 1.0, rater[human]
     z, z_used = np.zeros((n, n_judges)), np.zeros((n, n_judges))
     z[response[scored], judge[scored]], z_used[response[scored], judge[scored]] = values[scored], 1.0
-    return ResponseBlock(system_onehot=np.eye(n_systems)[response_system], human=h, human_used=h_used, human_rater=h_rater, judge=z,
-                         judge_used=z_used)
+    onehot = np.eye(n_systems)[response_system]
+    slot_rater = np.eye(max(n_raters, 1))[h_rater] * h_used[:, :, None]
+    rater_counts = slot_rater.sum(axis=1)
+    return ResponseBlock(system_onehot=onehot, human=h, human_used=h_used, human_rater=h_rater, judge=z, judge_used=z_used,
+                         human_count=h_used.sum(axis=1), score_count=z_used.sum(axis=1),
+                         judge_pairs=(z_used[:, :, None] * z_used[:, None, :]).reshape(n, -1), system_scores=onehot.T @ z_used,
+                         rater_counts=rater_counts, slot_rater=slot_rater.reshape(n * width, slot_rater.shape[2]),
+                         judge_rater=(z_used[:, :, None] * rater_counts[:, None, :]).reshape(n, -1))
+
+
+def columns(x) -> int:
+    """The number of columns of a NumPy array or of a graph input of static width
+    (:func:`~bayes_raters.judges.model.as_graph_inputs`)."""
+    return x.shape[1] if isinstance(x, np.ndarray) else x.type.shape[1]
 
 
 def block_totals(block: ResponseBlock, p: dict, lib=pt):
@@ -116,8 +143,8 @@ def block_totals(block: ResponseBlock, p: dict, lib=pt):
     w, human_w = 1.0 / sigma2, 1.0 / human_var
     mean = p["alpha"][None, :] + beta[None, :] * (mu - p["grand_mean"])[:, None] + dot(block.system_onehot, p["bias"].T)
     e = (block.judge - mean) * block.judge_used
-    n_human = block.human_used.sum(axis=1)
-    if block.human.shape[1]:
+    n_human = block.human_count
+    if columns(block.human):
         eh = (block.human - mu[:, None] - p["rater_effect"][block.human_rater]) * block.human_used
         human_b, human_quad = eh.sum(axis=1) * human_w, (eh**2).sum(axis=1) * human_w
     else:
@@ -126,7 +153,7 @@ def block_totals(block: ResponseBlock, p: dict, lib=pt):
          dot(block.judge_used, loading**2 * w))
     b = (sd * (human_b + dot(e, beta * w)), dot(e, loading * w))
     log_d = n_human * lib.log(human_var) + dot(block.judge_used, lib.log(sigma2))
-    return a, b, human_quad + dot(e**2, w), log_d, n_human + block.judge_used.sum(axis=1)
+    return a, b, human_quad + dot(e**2, w), log_d, n_human + block.score_count
 
 
 def block_loglik(block: ResponseBlock, p: dict, lib=pt):

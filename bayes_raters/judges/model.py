@@ -40,7 +40,7 @@ With normal ratings the judges' biases :math:`\delta` and (with two to
 :data:`MAX_INTEGRATED_RATERS` raters) the rater effects :math:`\rho` are integrated out as well:
 the likelihood is Gaussian in them given the other parameters
 (:mod:`bayes_raters.judges.biases`), so their scales meet the data without a funnel; their draws
-come after sampling, from their Gaussian given each posterior draw (:func:`bias_posterior`).
+come after sampling, from their Gaussian given each posterior draw (:func:`~bayes_raters.judges.draws.bias_posterior`).
 Ordinal ratings sample them (non-centred).
 """
 
@@ -51,15 +51,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
-import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.judges import ordinal
-from bayes_raters.judges.biases import bias_draws, bias_loglik, block_bias_terms, group_bias_terms, zero_sum_basis
+from bayes_raters.judges.biases import bias_loglik, block_bias_terms, group_bias_terms, zero_sum_basis
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.groups import group_loglik, judge_groups
-from bayes_raters.judges.marginal import block_loglik, block_totals, response_block, woodbury
+from bayes_raters.judges.groups import JudgeGroups, group_loglik, judge_groups
+from bayes_raters.judges.marginal import ResponseBlock, block_loglik, block_totals, response_block, woodbury
 
 #: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
 SPREAD_POOLING = 0.3
@@ -129,54 +129,6 @@ def row_terms(p: dict, system, rater, judge, lib=np):
     return mean, load_true, load_shared, variance
 
 
-def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec | None = None) -> xr.Dataset:
-    r"""``posterior`` with the quantities users read, on their scales, computed from the draws
-    (not in the model's graph: as deterministics they doubled the compile time,
-    ``models/judges.md``): ``system_mean`` (:math:`c + s\mu`, the human ratings' mean
-    :math:`c` and SD :math:`s`), ``system_sd``, ``rater_severity``, ``human_noise``, each judge's
-    ``judge_intercept`` and ``judge_slope`` (its expected score is intercept + slope x true
-    score), ``judge_noise``, ``judge_bias`` (judge, system), and two summaries per judge:
-    ``judge_prmse``, the share of the true score's variance over all responses
-    (:math:`V = \sum_s w_s(\sigma_s^2 + (\mu_s - \bar\mu)^2)`, :math:`w_s` the systems' shares
-    of responses) that the linearly calibrated judge explains,
-    :math:`\beta_j^2 V / (\beta_j^2 V + \sigma_j^2 + \lambda_j^2 + \sum_s w_s \delta_{js}^2)`
-    (PRMSE of the calibrated judge against the true score, Loukina et al. 2020); and
-    ``judge_worth``, how many human ratings of one response carry as much information about its
-    true score as one score of the judge: :math:`(\sigma_H^2 + \tau_\rho^2)\,\beta_j^2 / (\sigma_j^2 + \lambda_j^2)`
-    (error variances on the true score's scale; the system bias is left out: it does not shrink
-    with more ratings of the response; for ordinal ratings ``spec.ordinal``, :math:`\sigma_H^2` is
-    the variance of a normal rating as informative as one ordinal rating,
-    :func:`~bayes_raters.judges.ordinal.equivalent_noise_variance`, averaged in information over
-    the systems by their shares of responses); and ``judge_own_share``, the share of the judge's modelled
-    score variance (PRMSE's denominator) that is its own noise :math:`\sigma_j^2`, near zero in a
-    Heywood case (:func:`~bayes_raters.judges.checks.near_zero_own_error`)."""
-    c, s = data.center, data.scale
-    human = posterior["sigma_human"] ** 2
-    if spec is not None and spec.ordinal:  # the information of one ordinal rating, averaged over the responses
-        cut = ordinal.standardised_cutpoints(data, spec.score_range)
-        w = xr.DataArray(system_weights(data), dims="system", coords={"system": posterior["system"].values})
-        equivalent = xr.apply_ufunc(lambda m, t, h: ordinal.equivalent_noise_variance(m, t, h, cut), posterior["mu"], posterior["sigma_true"],
-                                    posterior["sigma_human"], input_core_dims=[["system"], ["system"], []], output_core_dims=[["system"]])
-        human = 1 / (w / equivalent).sum("system")
-    jc = xr.DataArray(data.judge_center, dims="judge", coords={"judge": posterior["judge"].values})
-    js = xr.DataArray(data.judge_scale, dims="judge", coords={"judge": posterior["judge"].values})
-    weights = xr.DataArray(system_weights(data), dims="system", coords={"system": posterior["system"].values})
-    mu, beta = posterior["mu"], posterior["beta"]
-    grand = (weights * mu).sum("system")
-    loading = posterior["loading"] if "loading" in posterior else xr.zeros_like(posterior["sigma_judge"])
-    spread = (weights * (posterior["sigma_true"] ** 2 + (mu - grand) ** 2)).sum("system")
-    own = posterior["sigma_judge"] ** 2 + loading**2
-    explained = beta**2 * spread
-    modelled = explained + own + (weights * posterior["bias"] ** 2).sum("system")
-    return posterior.assign(
-        system_mean=c + s * mu, system_sd=s * posterior["sigma_true"], rater_severity=s * posterior["rater_effect"],
-        human_noise=s * posterior["sigma_human"], judge_intercept=jc + js * (posterior["alpha"] - beta * (grand + c / s)),
-        judge_slope=js * beta / s, judge_noise=js * posterior["sigma_judge"], judge_bias=js * posterior["bias"],
-        judge_prmse=explained / modelled, judge_own_share=posterior["sigma_judge"] ** 2 / modelled,
-        judge_worth=(human + posterior["sigma_rater"] ** 2) * beta**2 / own,
-    )
-
-
 def rated_block(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
     """The responses whose rows the likelihood takes one by one (the human-rated ones, or with
     ``every_response`` all of them), in order, and their
@@ -188,22 +140,80 @@ def rated_block(data: JudgesData, spec: JudgesSpec, every_response: bool = False
         keep &= judge >= 0
     numbering, compact = np.unique(response[keep], return_inverse=True)
     return numbering, response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], len(data.system_names),
-                                     len(data.judge_names))
+                                     len(data.judge_names), len(data.raters))
+
+
+@dataclass(frozen=True)
+class LikelihoodData:
+    """What the likelihood reads of the data: the :func:`rated_block`, the unrated responses'
+    groups (:func:`unrated_groups`; None where every response is rated or the responses go one
+    by one), the systems' shares of the responses (:func:`system_weights`, for the grand mean),
+    for ordinal ratings their slots and cutpoints, and the numbers of systems and raters.
+    NumPy arrays, or graph inputs in the model (:func:`as_graph_inputs`)."""
+
+    block: ResponseBlock
+    groups: JudgeGroups | None
+    weights: np.ndarray
+    slots: ordinal.RatingSlots | None
+    cut: np.ndarray | None
+    n_systems: int
+    n_raters: int
+
+
+def likelihood_data(data: JudgesData, spec: JudgesSpec, grouped: bool = True):
+    """The responses of :func:`rated_block`, in order, and the :class:`LikelihoodData` (NumPy);
+    ``grouped=False``: every response one by one."""
+    numbering, block = rated_block(data, spec, every_response=not grouped)
+    slots = cut = None
+    if spec.ordinal:
+        slots = ordinal.rating_slots(data, spec.score_range[0])
+        slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
+        cut = ordinal.standardised_cutpoints(data, spec.score_range)
+    groups = unrated_groups(data) if grouped else None
+    return numbering, LikelihoodData(block=block, groups=groups, weights=system_weights(data), slots=slots, cut=cut,
+                                     n_systems=len(data.system_names), n_raters=len(data.raters))
+
+
+def as_graph_inputs(value, rows=None):
+    """``value`` (an array, a dataclass of arrays, an int or None) with every array a PyTensor
+    shared variable, static in every axis but the first. The data then enter the compiled graph
+    as inputs, not constants: PyTensor's Numba backend keys its compiled code by the graph and
+    its constants' bytes, so with constants every new data set compiled anew, and with inputs a
+    data set of the same design reuses the code (``models/judges.md`` times both). Within a
+    dataclass the arrays as long as its first one share that one's symbolic length (``rows``:
+    its NumPy length and the symbolic one), so the graph needs no checks that they broadcast.
+    (Packing each dataclass's arrays into one shared matrix, fewer variables for nutpie to
+    compile, saved 3 s of compile and cost 10% of every gradient: left out.)"""
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, np.ndarray):
+        shared = pytensor.shared(value, shape=(None, *value.shape[1:]))
+        if rows is None or value.shape[0] != rows[0]:
+            return shared
+        return pt.specify_shape(shared, (rows[1], *value.shape[1:]))
+    converted, rows = {}, None
+    for field in dataclasses.fields(value):
+        converted[field.name] = as_graph_inputs(getattr(value, field.name), rows)
+        if rows is None and isinstance(getattr(value, field.name), np.ndarray):
+            rows = (len(getattr(value, field.name)), converted[field.name].shape[0])
+    return dataclasses.replace(value, **converted)
+
+
+def rated_loglik(inputs: LikelihoodData, p: dict, spec: JudgesSpec, lib=pt):
+    """Each response of the block's marginal log-likelihood from the parameters ``p`` (as
+    :func:`row_terms` reads them): :func:`~bayes_raters.judges.marginal.block_loglik`, or for
+    ordinal ratings :func:`~bayes_raters.judges.ordinal.ordinal_loglik`; NumPy or PyTensor."""
+    block = inputs.block
+    if not spec.ordinal:
+        return block_loglik(block, p, lib)
+    return ordinal.ordinal_loglik(woodbury(*block_totals(block, p, lib), lib=lib), inputs.slots, p, inputs.cut, block.system_onehot.shape[0], lib)
 
 
 def per_response_loglik(data: JudgesData, spec: JudgesSpec, every_response: bool = False):
     """The responses of :func:`rated_block` and a function ``loglik(p, lib)`` of each one's
-    marginal log-likelihood, in that order, from the parameters ``p`` (as :func:`row_terms`
-    reads them): :func:`~bayes_raters.judges.marginal.block_loglik` of their block, or for
-    ordinal ratings :func:`~bayes_raters.judges.ordinal.ordinal_loglik`; NumPy or PyTensor."""
-    numbering, block = rated_block(data, spec, every_response)
-    if not spec.ordinal:
-        return numbering, lambda p, lib=pt: block_loglik(block, p, lib)
-    slots = ordinal.rating_slots(data, spec.score_range[0])
-    slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
-    cut = ordinal.standardised_cutpoints(data, spec.score_range)
-    return numbering, lambda p, lib=pt: ordinal.ordinal_loglik(woodbury(*block_totals(block, p, lib), lib=lib), slots, p, cut,
-                                                                       len(numbering), lib)
+    marginal log-likelihood, in that order (:func:`rated_loglik`); NumPy or PyTensor."""
+    numbering, inputs = likelihood_data(data, spec, grouped=not every_response)
+    return numbering, lambda p, lib=pt: rated_loglik(inputs, p, spec, lib)
 
 
 def unrated_groups(data: JudgesData):
@@ -215,27 +225,29 @@ def unrated_groups(data: JudgesData):
         return None
     values, response, _, _, judge = observation_rows(data)
     judged = judge >= 0
-    return judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names))
+    return judge_groups(values[judged], response[judged], judge[judged], data.response_system, ~rated, len(data.judge_names), len(data.system_names))
 
 
 def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool = True, bias_scale=None, rater_scale=None, lib=pt):
     """The model's log-likelihood, every response's true score integrated out: the human-rated
-    responses one by one (:func:`per_response_loglik`), the others by groups of sufficient
-    statistics (:mod:`bayes_raters.judges.groups`; ``grouped=False``: one by one too). With
-    ``bias_scale`` (normal ratings), the judges' biases are integrated out too
+    responses one by one (:func:`rated_loglik`), the others by groups of sufficient statistics
+    (:mod:`bayes_raters.judges.groups`; ``grouped=False``: one by one too). With ``bias_scale``
+    (normal ratings), the judges' biases are integrated out too
     (:mod:`bayes_raters.judges.biases`; ``p["bias"]`` must then be zero), and with
     ``rater_scale`` the rater effects with them (``p["rater_effect"]`` zero); NumPy or PyTensor."""
-    _, loglik = per_response_loglik(data, spec, every_response=not grouped)
-    total = loglik(p, lib).sum()
-    groups = unrated_groups(data) if grouped else None
-    if groups is not None:
-        total = total + group_loglik(groups, p, lib=lib)
+    return likelihood(likelihood_data(data, spec, grouped)[1], p, spec, bias_scale, rater_scale, lib)
+
+
+def likelihood(inputs: LikelihoodData, p: dict, spec: JudgesSpec, bias_scale=None, rater_scale=None, lib=pt):
+    """:func:`marginal_loglik` from the :class:`LikelihoodData` (NumPy arrays or graph inputs)."""
+    total = rated_loglik(inputs, p, spec, lib).sum()
+    if inputs.groups is not None:
+        total = total + group_loglik(inputs.groups, p, lib=lib)
     if bias_scale is None:
         return total
-    _, block = rated_block(data, spec, every_response=not grouped)
-    n_raters = len(data.raters) if rater_scale is not None else 0
-    g, h, raters = shift_terms(block, groups, p, len(data.system_names), n_raters, rater_scale, lib)
-    return total + bias_loglik(g, h, bias_scale, zero_sum_basis(len(data.system_names)), lib, raters)
+    n_raters = inputs.n_raters if rater_scale is not None else 0
+    g, h, raters = shift_terms(inputs.block, inputs.groups, p, inputs.n_systems, n_raters, rater_scale, lib)
+    return total + bias_loglik(g, h, bias_scale, zero_sum_basis(inputs.n_systems), lib, raters)
 
 
 def shift_terms(block, groups, p: dict, n_systems: int, n_raters: int, rater_scale, lib):
@@ -298,7 +310,7 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
     and :math:`\\lambda_j` from the judge's total error and its shared share
     (:func:`split_judge_error`)."""
     coords = {"system": list(data.system_names), "rater": list(data.raters), "judge": list(data.judge_names)}
-    weights = system_weights(data)
+    inputs = as_graph_inputs(likelihood_data(data, spec, grouped)[1])
     with pm.Model(coords=coords) as model:
         spread = pm.HalfNormal("sigma_true_typical", 1.0)
         p = {
@@ -309,7 +321,7 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
             "alpha": pm.Normal("alpha", 0.0, 1.0, dims="judge"),
             "beta": pm.LogNormal("beta", 0.0, 1.0, dims="judge"),
         }
-        p["grand_mean"] = pt.sum(weights * p["mu"])
+        p["grand_mean"] = pt.sum(inputs.weights * p["mu"])
         tau_rater = pm.HalfNormal("sigma_rater", 0.5)
         if integrate_raters(spec, data):
             p["rater_effect"] = pt.zeros(len(coords["rater"]))
@@ -327,57 +339,7 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
         else:
             p["sigma_judge"] = pm.HalfNormal("sigma_judge", 1.0, dims="judge")
             p["loading"] = pt.zeros(len(coords["judge"]))
-        pm.Potential("marginal_loglik", marginal_loglik(data, p, spec, grouped, bias_scale=tau_bias if integrate_biases(spec) else None,
-                                                        rater_scale=tau_rater if integrate_raters(spec, data) else None))
+        pm.Potential("marginal_loglik", likelihood(inputs, p, spec, bias_scale=tau_bias if integrate_biases(spec) else None,
+                                                   rater_scale=tau_rater if integrate_raters(spec, data) else None))
     model.judges = {"data": data, "spec": spec}
     return model
-
-
-#: Standardised-scale parameters the likelihood reads, by name in the posterior.
-PARAMETERS = ("mu", "sigma_true", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "bias")
-
-
-def parameter_draws(posterior: xr.Dataset, shared_error: bool, weights: np.ndarray):
-    """One dict of standardised parameters per posterior draw (chain-major), as
-    :func:`~bayes_raters.judges.model.row_terms` reads them (``weights``: the systems' shares of
-    the responses, for the grand mean)."""
-    stacked = posterior.stack(sample=("chain", "draw"))
-    arrays = {name: np.moveaxis(stacked[name].values, -1, 0) for name in PARAMETERS}
-    n_judges = arrays["alpha"].shape[1]
-    loading = np.moveaxis(stacked["loading"].values, -1, 0) if shared_error else np.zeros((len(arrays["alpha"]), n_judges))
-    for s in range(len(arrays["alpha"])):
-        yield {**{name: values[s] for name, values in arrays.items()}, "loading": loading[s], "grand_mean": weights @ arrays["mu"][s]}
-
-
-def bias_posterior(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, rng: np.random.Generator) -> dict:
-    """Draws of the judges' biases (``bias``: chain, draw, judge, system; standardised scale) and,
-    where they are integrated out too, the rater effects (``rater_effect``), from their Gaussian
-    given each posterior draw of the other parameters (:func:`integrate_biases`,
-    :func:`integrate_raters`; :func:`~bayes_raters.judges.biases.bias_draws`): the pairs are
-    draws of the joint posterior."""
-    n_judges, n_systems = posterior.sizes["judge"], posterior.sizes["system"]
-    with_raters = integrate_raters(spec, data)
-    groups, basis = unrated_groups(data), zero_sum_basis(n_systems)
-    _, block = rated_block(data, spec)
-    n_raters = len(data.raters) if with_raters else 0
-    zero = {"bias": (xr.zeros_like(posterior["alpha"]) * xr.zeros_like(posterior["mu"])).transpose("chain", "draw", "judge", "system")}
-    if with_raters:
-        zero["rater_effect"] = xr.zeros_like(posterior["sigma_rater"]) * xr.DataArray(np.zeros(len(data.raters)), dims="rater")
-    sample = ("chain", "draw")
-    taus = np.moveaxis(posterior["sigma_bias"].stack(sample=sample).values, -1, 0)
-    tau_rho = posterior["sigma_rater"].stack(sample=sample).values
-    biases, effects = [], []
-    draws = parameter_draws(posterior.assign(**zero), spec.shared_error, system_weights(data))
-    for p, tau, scale in zip(draws, taus, tau_rho, strict=True):
-        g, h, raters = shift_terms(block, groups, p, n_systems, n_raters, scale, np)
-        out = bias_draws(g, h, tau, basis, rng, raters)
-        biases.append(out[0] if with_raters else out)
-        if with_raters:
-            effects.append(out[1])
-    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    coords = {name: posterior[name].values for name in ("chain", "draw", "judge", "system")}
-    result = {"bias": xr.DataArray(np.asarray(biases).reshape(*shape, n_judges, n_systems), dims=("chain", "draw", "judge", "system"), coords=coords)}
-    if with_raters:
-        result["rater_effect"] = xr.DataArray(np.asarray(effects).reshape(*shape, -1), dims=("chain", "draw", "rater"),
-                                              coords={"chain": coords["chain"], "draw": coords["draw"], "rater": list(data.raters)})
-    return result

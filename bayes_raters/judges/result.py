@@ -18,7 +18,8 @@ import xarray as xr
 from bayes_raters.judges import checks, plan
 from bayes_raters.judges.baselines import baseline_table
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.model import JudgesSpec, parameter_draws, per_response_loglik, system_weights
+from bayes_raters.judges.draws import parameter_draws
+from bayes_raters.judges.model import JudgesSpec, per_response_loglik, system_weights
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, rank_table
 from bayes_raters.sampling import ConvergenceReport
@@ -32,7 +33,7 @@ def tables_tree(data: JudgesData) -> dict:
 @dataclass(repr=False, kw_only=True)
 class JudgesResult(FitResult):
     """A fitted judges model: ``idata`` (posterior of the standardised parameters and their
-    versions on the rating scales, :func:`~bayes_raters.judges.model.on_the_rating_scales`;
+    versions on the rating scales, :func:`~bayes_raters.judges.draws.on_the_rating_scales`;
     sample_stats; observed_data ``human`` per rating and ``judge`` per score; the validated
     tables as groups), the :class:`~bayes_raters.judges.data.JudgesData`, the spec and the
     convergence ``report``."""
@@ -87,7 +88,7 @@ class JudgesResult(FitResult):
         """One row per judge: ``n_scores``; intervals (``_mean``, ``_lower``, ``_upper``) of its
         ``intercept`` and ``slope`` (expected score = intercept + slope x true score), ``noise``,
         ``prmse`` against the true score and ``worth`` in human ratings per response
-        (:func:`~bayes_raters.judges.model.on_the_rating_scales`), and where the model has the shared
+        (:func:`~bayes_raters.judges.draws.on_the_rating_scales`), and where the model has the shared
         error factor ``shared_share``, the share of the judge's error variance it shares with the
         other judges (:func:`~bayes_raters.judges.model.split_judge_error`); ``own_error_near_zero``, a
         Heywood case (:func:`~bayes_raters.judges.checks.near_zero_own_error`: the fit lets the judge

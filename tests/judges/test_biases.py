@@ -49,9 +49,9 @@ def design():
     assert set(np.bincount(data.human_response, minlength=len(data.responses))) == {0, 1, 2}
     keep = rated[response]
     numbering, compact = np.unique(response[keep], return_inverse=True)
-    block = response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], n_s, n_j)
+    block = response_block(values[keep], compact, rater[keep], judge[keep], data.response_system[numbering], n_s, n_j, n_r)
     scored = judge >= 0
-    groups = judge_groups(values[scored], response[scored], judge[scored], data.response_system, ~rated, n_j)
+    groups = judge_groups(values[scored], response[scored], judge[scored], data.response_system, ~rated, n_j, n_s)
     return data, p, block, groups, rng.uniform(0.2, 0.6, n_j), 0.4
 
 

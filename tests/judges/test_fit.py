@@ -11,8 +11,9 @@ import pytest
 
 from bayes_raters.errors import BoundWarning, InputWarning
 from bayes_raters.judges import JudgesResult, fit_judges, simulate_judges
+from bayes_raters.judges.draws import parameter_draws
 from bayes_raters.judges.marginal import response_loglik
-from bayes_raters.judges.model import observation_rows, parameter_draws, row_terms, system_weights
+from bayes_raters.judges.model import observation_rows, row_terms, system_weights
 
 
 @pytest.fixture(scope="module")

@@ -92,6 +92,39 @@ def test_the_model_log_density_uses_the_same_marginal(sim, grouped, missing):
     assert float(got) == pytest.approx(expected, rel=1e-9)
 
 
+def numba_cache_key(model) -> str:
+    """The key under which PyTensor's Numba backend caches the compiled log density and gradient
+    of ``model`` (the graph after the rewrites a fit runs; nothing is compiled)."""
+    import pytensor
+    from pytensor.compile.mode import get_mode
+    from pytensor.link.numba.dispatch.basic import numba_funcify_and_cache_key
+
+    from bayes_raters.sampling import numba_mode_excluding
+
+    logp = model.logp()
+    with numba_mode_excluding("scalarize"):
+        graph = pytensor.graph.fg.FunctionGraph(outputs=[logp, *pytensor.grad(logp, model.value_vars)], clone=True)
+        get_mode("NUMBA").optimizer.rewrite(graph)
+    return numba_funcify_and_cache_key(graph)[1]
+
+
+def test_data_sets_of_one_design_share_the_compiled_code():
+    """The data enter the model's graph as inputs, not constants: the Numba backend keys its
+    compiled code by the graph and its constants' bytes, so two data sets of one design (systems,
+    judges, raters, most ratings per response) must give one key, and the second fit compiles
+    nothing anew. With the data as constants the keys differed and every new data set paid the
+    whole compile again (``models/judges.md``). A data set of another design gets another key."""
+    keys = []
+    for seed, n_systems in ((5, 3), (6, 3), (5, 4)):
+        sim = simulate_judges(n_systems=n_systems, n_responses=40, random_seed=seed)
+        data = judges_data(*tables(sim))
+        assert len(data.raters) == 6 and data.humans.groupby("response").size().max() == 2
+        keys.append(numba_cache_key(build_judges_model(data, JudgesSpec(shared_error=True))))
+    assert keys[0] is not None
+    assert keys[0] == keys[1]
+    assert keys[2] != keys[0]
+
+
 def test_bad_input_names_the_table_and_rows(sim):
     humans, judges, systems = tables(sim)
     with pytest.raises(InvalidInputError, match="no system"):
