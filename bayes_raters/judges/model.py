@@ -181,9 +181,8 @@ def as_graph_inputs(value, rows=None):
     its constants' bytes, so with constants every new data set compiled anew, and with inputs a
     data set of the same design reuses the code (``models/judges.md`` times both). Within a
     dataclass the arrays as long as its first one share that one's symbolic length (``rows``:
-    its NumPy length and the symbolic one), so the graph needs no checks that they broadcast.
-    (Packing each dataclass's arrays into one shared matrix, fewer variables for nutpie to
-    compile, saved 3 s of compile and cost 10% of every gradient: left out.)"""
+    its NumPy length and the symbolic one), so the graph needs no checks that they broadcast
+    (``models/judges.md`` also gives the packings tried and left out)."""
     if value is None or isinstance(value, int):
         return value
     if isinstance(value, np.ndarray):
