@@ -24,10 +24,9 @@ import pandas as pd
 
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.draws import bias_posterior
+from bayes_raters.judges.draws import with_integrated_draws
 from bayes_raters.judges.fit import ADAPTATION, SAMPLED
-from bayes_raters.judges.model import JudgesSpec, build_judges_model, integrate_biases
-from bayes_raters.sampling import derived_rng
+from bayes_raters.judges.model import JudgesSpec, build_judges_model
 from bayes_raters.sbc import Configuration
 
 #: systems, responses per system, judges, raters, ratings per rated response, rated share
@@ -97,9 +96,7 @@ def fit_judges_sbc(data: UnitScaleData, seed: int):
     idata, report = sample_model(model, random_seed=seed, nuts_sampler="nutpie", nuts_kwargs=ADAPTATION["nutpie"], progressbar=False,
                                  what="judges model", var_names=[v for v in SAMPLED if v in model.named_vars], extra_chains=FIT["chains"],
                                  **FIT)
-    post = idata["posterior"].to_dataset()
-    if integrate_biases(spec):  # the biases (and rater effects) drawn given each draw, as fit_judges does
-        post = post.assign(bias_posterior(post, data, spec, derived_rng(seed, "judges_biases")))
+    post = with_integrated_draws(idata["posterior"].to_dataset(), data, spec, seed)  # as fit_judges does
     draws = {"mu[0]": post["mu"].values[..., 0], "mu[1] - mu[0]": post["mu"].values[..., 1] - post["mu"].values[..., 0],
              "sigma_true[0]": post["sigma_true"].values[..., 0], "sigma_human": post["sigma_human"].values,
              "alpha[0]": post["alpha"].values[..., 0], "beta[0]": post["beta"].values[..., 0], "sigma_judge[0]": post["sigma_judge"].values[..., 0],

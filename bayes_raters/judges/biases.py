@@ -54,7 +54,6 @@ def _outer_sums(weights, onehot, used_pairs, lib, shape):
     return [lib.dot(onehot.T * c[None, :], used_pairs).reshape((onehot.shape[1], *shape)) for c in weights]
 
 
-
 def block_bias_terms(block: ResponseBlock, p: dict, lib=pt, n_raters: int = 0):
     r""":math:`G` (systems x judges) and :math:`H` (systems x judges x judges) of the module
     docstring summed over the responses of ``block``, biases (and with ``n_raters``, rater

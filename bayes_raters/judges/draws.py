@@ -11,7 +11,8 @@ import xarray as xr
 from bayes_raters.judges import ordinal
 from bayes_raters.judges.biases import bias_draws, zero_sum_basis
 from bayes_raters.judges.data import JudgesData
-from bayes_raters.judges.model import JudgesSpec, integrate_raters, likelihood_data, shift_terms, system_weights
+from bayes_raters.judges.model import JudgesSpec, integrate_biases, integrate_raters, likelihood_data, shift_terms, system_weights
+from bayes_raters.sampling import derived_rng
 
 
 def on_the_rating_scales(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec | None = None) -> xr.Dataset:
@@ -110,3 +111,12 @@ def bias_posterior(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, rn
         result["rater_effect"] = xr.DataArray(np.asarray(effects).reshape(*shape, -1), dims=("chain", "draw", "rater"),
                                               coords={"chain": coords["chain"], "draw": coords["draw"], "rater": list(data.raters)})
     return result
+
+
+def with_integrated_draws(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, random_seed) -> xr.Dataset:
+    """``posterior`` with the draws of what the likelihood integrated out (:func:`bias_posterior`,
+    on the fit's ``"judges_biases"`` stream of ``random_seed``); as it is where the model sampled
+    them (:func:`~bayes_raters.judges.model.integrate_biases`)."""
+    if not integrate_biases(spec):
+        return posterior
+    return posterior.assign(bias_posterior(posterior, data, spec, derived_rng(random_seed, "judges_biases")))

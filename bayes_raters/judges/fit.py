@@ -14,8 +14,8 @@ from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
-from bayes_raters.judges.draws import bias_posterior, on_the_rating_scales
-from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, integrate_biases
+from bayes_raters.judges.draws import on_the_rating_scales, with_integrated_draws
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error
 from bayes_raters.judges.ordinal import check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng, numba_mode_excluding
@@ -127,9 +127,7 @@ def fit_judges(
             progressbar=progressbar, what="judges model", nuts_kwargs=ADAPTATION.get(nuts_sampler or "nutpie"),
             var_names=[v for v in SAMPLED if v in model.named_vars], inference=inference, extra_chains=chains,
         )
-    posterior = idata["posterior"].to_dataset()
-    if integrate_biases(spec):
-        posterior = posterior.assign(bias_posterior(posterior, table, spec, derived_rng(random_seed, "judges_biases")))
+    posterior = with_integrated_draws(idata["posterior"].to_dataset(), table, spec, random_seed)
     tree = xr.DataTree.from_dict({
         "posterior": on_the_rating_scales(posterior, table, spec), "sample_stats": idata["sample_stats"].to_dataset(),
         "observed_data": xr.Dataset({"human": ("human_rating", table.humans["score"].to_numpy()),
