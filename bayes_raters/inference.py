@@ -39,6 +39,7 @@ from threadpoolctl import threadpool_limits
 from bayes_raters import laplace
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.inference_record import InferenceRecord
+from bayes_raters.nutpie_cache import compile_nutpie
 from bayes_raters.sampling import (
     ConvergenceReport,
     blas_threads,
@@ -252,8 +253,7 @@ def _run_nutpie(model, compiled, *, chains, cores, random_seed, var_names, progr
         raise InvalidInputError("nutpie takes one dict of starting values for every chain, not one per chain: pass a dict, "
                                 'or use nuts_sampler="pymc".')
     if compiled is None:
-        compiled = nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
-                                             **({"initial_points": initvals} if isinstance(initvals, dict) else {}))
+        compiled = compile_nutpie(model, var_names=var_names, initial_points=initvals if isinstance(initvals, dict) else None)
     settings = dict(nuts or {})
     if "max_treedepth" in settings:
         settings["maxdepth"] = settings.pop("max_treedepth")
