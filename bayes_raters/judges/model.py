@@ -263,13 +263,20 @@ def shift_terms(block, groups, p: dict, n_systems: int, n_raters: int, rater_sca
 
 def split_judge_error():
     r"""Each judge's own noise :math:`\sigma_j` and shared loading :math:`\lambda_j` from its total
-    error SD :math:`e_j \sim` half-normal(1) and the shared share of its error variance
+    error SD :math:`e_j \sim` Gamma(2, 2) and the shared share of its error variance
     :math:`\omega_j \sim` Beta(1, 1): :math:`\sigma_j = e_j\sqrt{1-\omega_j}`,
     :math:`\lambda_j = e_j\sqrt{\omega_j}`. The data fix :math:`e_j` (the judge's scatter about
     the true score) well and the split only through the judges' covariances; sampled as
     :math:`(\sigma_j, \lambda_j)` the two trade off along the curved ridge
-    :math:`\sigma_j^2 + \lambda_j^2 = e_j^2`, which NUTS crossed slowly (``models/judges.md``)."""
-    error = pm.HalfNormal("judge_error", 1.0, dims="judge")
+    :math:`\sigma_j^2 + \lambda_j^2 = e_j^2`, which NUTS crossed slowly (``models/judges.md``).
+
+    The Gamma(2, 2) prior (mean 1, density vanishing linearly at zero) avoids the boundary: where
+    one judge all but defines the true score (a Heywood case), the conditional precision of the
+    true scores, :math:`\beta_j^2/e_j^2`, grows without bound as :math:`e_j \to 0`, and under a
+    half-normal prior NUTS followed :math:`\log e_j` down that neck (divergences, or a chain of
+    maximal trees that did not end); the prior closes the neck and leaves the answer where the
+    data put it (``models/judges.md``, "Real data and targets")."""
+    error = pm.Gamma("judge_error", alpha=2.0, beta=2.0, dims="judge")
     share = pm.Beta("shared_share", 1.0, 1.0, dims="judge")
     return (pm.Deterministic("sigma_judge", error * pt.sqrt(1 - share), dims="judge"),
             pm.Deterministic("loading", error * pt.sqrt(share), dims="judge"))
@@ -306,8 +313,8 @@ def build_judges_model(data: JudgesData, spec: JudgesSpec, grouped: bool = True)
     trade off); :math:`\\log \\beta_j \\sim N(0, 1)` (a judge's score rises with the true score:
     with either sign allowed the slopes and the systems' order had a mirror mode where human
     ratings are few); :math:`\\tau_j \\sim` half-normal(0.3); with ``shared_error``, :math:`\\sigma_j`
-    and :math:`\\lambda_j` from the judge's total error and its shared share
-    (:func:`split_judge_error`)."""
+    and :math:`\\lambda_j` from the judge's total error (Gamma(2, 2)) and its
+    shared share (:func:`split_judge_error`)."""
     coords = {"system": list(data.system_names), "rater": list(data.raters), "judge": list(data.judge_names)}
     inputs = as_graph_inputs(likelihood_data(data, spec, grouped)[1])
     with pm.Model(coords=coords) as model:
