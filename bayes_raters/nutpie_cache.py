@@ -30,6 +30,10 @@ import numpy as np
 #: Bumped when the generated source or the table's layout changes (a new cache key).
 WRAPPER_VERSION = 2
 
+#: The helpers of ``nutpie.compile_pymc`` this module builds on (nutpie 0.16); where one is
+#: missing, :func:`compile_nutpie` leaves the compile to nutpie.
+NUTPIE_HELPERS = ("_make_functions", "_wrap_with_lock", "_prepare_dims_and_coords", "address_as_void_pointer", "CompiledPyMCModel")
+
 _LOGP = '''
 def nutpie_logp(dim, x_, out_, logp_, user_data_):
     if dim != {n_dim}:
@@ -129,6 +133,9 @@ def compile_nutpie(model, *, var_names=None, initial_points=None):
     from nutpie import compile_pymc as npc
     from pymc.initial_point import make_initial_point_fn
 
+    if not all(hasattr(npc, name) for name in NUTPIE_HELPERS):  # another nutpie: its own compile
+        return nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
+                                         **({"initial_points": initial_points} if initial_points else {}))
     initial_point_fn = npc._wrap_with_lock(make_initial_point_fn(model=model, overrides=initial_points, default_strategy="support_point",
                                                                  jitter_rvs=set(model.free_RVs), return_transformed=True))
     n_dim, n_expanded, logp_pt, expand_pt, point_fn, shape_info, renamed = npc._make_functions(

@@ -54,3 +54,13 @@ def test_a_second_compile_of_one_design_loads_the_wrappers():
         again = compile_nutpie(regression(4))
     assert again.compiled_logp_func.cache_hits == 1
     assert again.compiled_expand_func.cache_hits == 1
+
+
+def test_a_nutpie_without_the_helpers_compiles_its_own_way(monkeypatch):
+    from bayes_raters import nutpie_cache
+
+    monkeypatch.setattr(nutpie_cache, "NUTPIE_HELPERS", (*nutpie_cache.NUTPIE_HELPERS, "_a_helper_gone"))
+    with strict_float():
+        compiled = compile_nutpie(regression(1))
+        np.testing.assert_array_equal(draws(compiled)["beta"], draws(nutpie.compile_pymc_model(regression(1)))["beta"])
+    assert type(compiled) is not nutpie_cache.cached_model_class()
