@@ -39,7 +39,6 @@ def nutpie_logp(dim, x_, out_, logp_, user_data_):
     if dim != {n_dim}:
         return -1
     try:
-        meta = numba.carray(user_data_, ({n_meta},), np.uint64)
 {arrays}
         x = numba.carray(x_, ({n_dim},))
         out = numba.carray(out_, ({n_dim},))
@@ -63,7 +62,6 @@ def nutpie_expand(dim, expanded, x_, out_, user_data_):
     if expanded != {n_expanded}:
         return -1
     try:
-        meta = numba.carray(user_data_, ({n_meta},), np.uint64)
 {arrays}
         x = numba.carray(x_, ({n_dim},))
         out = numba.carray(out_, ({n_expanded},))
@@ -90,14 +88,15 @@ def table_offsets(arrays: list[np.ndarray]) -> list[int]:
 
 
 def wrapper_source(template: str, arrays: list[np.ndarray], offsets: list[int], n_meta: int, **sizes: int) -> str:
-    """The wrapper's source: ``template`` with one line per shared array that views it through
-    the pointer table at ``offsets`` (its dtype and rank fixed, its shape read at each call)."""
-    lines = []
-    for i, (array, offset) in enumerate(zip(array_list := list(arrays), offsets, strict=True)):
+    """The wrapper's source: ``template`` with the pointer table (``n_meta`` words) viewed as
+    ``meta`` and one line per shared array that views it through the table at ``offsets`` (its
+    dtype and rank fixed, its shape read at each call)."""
+    lines = [f"        meta = numba.carray(user_data_, ({n_meta},), np.uint64)"]
+    for i, (array, offset) in enumerate(zip(arrays, offsets, strict=True)):
         shape = "".join(f"int(meta[{offset + 1 + k}]), " for k in range(array.ndim))
         lines.append(f"        a{i} = numba.carray(address_as_void_pointer(meta[{offset}]), ({shape}), np.{np.dtype(array.dtype).name})")
-    args = "".join(f", a{i}" for i in range(len(array_list)))
-    return template.format(arrays="\n".join(lines), args=args, n_meta=n_meta, **sizes)
+    args = "".join(f", a{i}" for i in range(len(arrays)))
+    return template.format(arrays="\n".join(lines), args=args, **sizes)
 
 
 def cached_cfunc(source: str, name: str, inner, signature):
@@ -129,39 +128,44 @@ def compile_nutpie(model, *, var_names=None, initial_points=None):
     were compiled before (module docstring); nutpie's own compile where the graph has no cache
     key. The model's shared variables are read through the pointer table at each call, so
     :meth:`with_data` swaps data without a compile."""
-    import nutpie
     from nutpie import compile_pymc as npc
     from pymc.initial_point import make_initial_point_fn
 
     if not all(hasattr(npc, name) for name in NUTPIE_HELPERS):  # another nutpie: its own compile
-        return nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
-                                         **({"initial_points": initial_points} if initial_points else {}))
+        return nutpies_own_compile(model, var_names, initial_points)
     initial_point_fn = npc._wrap_with_lock(make_initial_point_fn(model=model, overrides=initial_points, default_strategy="support_point",
                                                                  jitter_rvs=set(model.free_RVs), return_transformed=True))
     n_dim, n_expanded, logp_pt, expand_pt, point_fn, shape_info, renamed = npc._make_functions(
         model, mode="NUMBA", compute_grad=True, join_expanded=True, pymc_initial_point_fn=initial_point_fn, var_names=var_names)
     shared = list(dict.fromkeys([*logp_pt.get_shared(), *expand_pt.get_shared()]))
-    data = [_frozen(var.get_value()) for var in shared]
-    offsets = dict(zip(shared, table_offsets(data), strict=True))
-    n_meta = max(len(pointer_table(data)), 1)
+    arrays = {var: _frozen(var.get_value()) for var in shared}
+    table = pointer_table(list(arrays.values()))
+    offsets = dict(zip(shared, table_offsets(list(arrays.values())), strict=True))
 
     def source(template, variables, **sizes):
-        return wrapper_source(template, [data[shared.index(v)] for v in variables], [offsets[v] for v in variables], n_meta, **sizes)
+        return wrapper_source(template, [arrays[v] for v in variables], [offsets[v] for v in variables], len(table), **sizes)
 
     logp_c = cached_cfunc(source(_LOGP, logp_pt.get_shared(), n_dim=n_dim), "nutpie_logp", logp_pt.vm.jit_fn, _LOGP_SIG())
     expand_c = cached_cfunc(source(_EXPAND, expand_pt.get_shared(), n_dim=n_dim, n_expanded=n_expanded), "nutpie_expand",
                             expand_pt.vm.jit_fn, _EXPAND_SIG())
     if logp_c is None or expand_c is None:
-        return nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
-                                         **({"initial_points": initial_points} if initial_points else {}))
+        return nutpies_own_compile(model, var_names, initial_points)
     dims, coords = npc._prepare_dims_and_coords(model, shape_info, renamed)
     keys = {var: f"s{i}" for i, var in enumerate(shared)}
     return cached_model_class()(
         _n_dim=n_dim, dims=dims, _coords=coords, _shapes={name: tuple(shape) for name, _, shape in zip(*shape_info)},
         compiled_logp_func=logp_c, compiled_expand_func=expand_c, initial_point_func=point_fn,
-        shared_data={keys[v]: array for v, array in zip(shared, data)}, shared_var_keys=keys, user_data=pointer_table(data),
+        shared_data={keys[v]: array for v, array in arrays.items()}, shared_var_keys=keys, user_data=table,
         n_expanded=n_expanded, shape_info=shape_info, logp_func=logp_pt, expand_func=expand_pt, reparameterized_names=renamed,
     )
+
+
+def nutpies_own_compile(model, var_names=None, initial_points=None):
+    """``nutpie.compile_pymc_model`` with Numba, as ``pm.sample(nuts_sampler="nutpie")`` calls it."""
+    import nutpie
+
+    return nutpie.compile_pymc_model(model, var_names=var_names, backend="numba",
+                                     **({"initial_points": initial_points} if initial_points else {}))
 
 
 def _frozen(value) -> np.ndarray:
