@@ -88,7 +88,7 @@ def bias_posterior(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, rn
     n_judges, n_systems = posterior.sizes["judge"], posterior.sizes["system"]
     with_raters = integrate_raters(spec, data)
     _, inputs = likelihood_data(data, spec)
-    block, groups, basis = inputs.block, inputs.groups, zero_sum_basis(n_systems)
+    basis = zero_sum_basis(n_systems)
     n_raters = len(data.raters) if with_raters else 0
     zero = {"bias": (xr.zeros_like(posterior["alpha"]) * xr.zeros_like(posterior["mu"])).transpose("chain", "draw", "judge", "system")}
     if with_raters:
@@ -99,7 +99,7 @@ def bias_posterior(posterior: xr.Dataset, data: JudgesData, spec: JudgesSpec, rn
     biases, effects = [], []
     draws = parameter_draws(posterior.assign(**zero), spec.shared_error, system_weights(data))
     for p, tau, scale in zip(draws, taus, tau_rho, strict=True):
-        g, h, raters = shift_terms(block, groups, p, n_systems, n_raters, scale, np)
+        g, h, raters = shift_terms(inputs, p, n_raters, scale, np)
         out = bias_draws(g, h, tau, basis, rng, raters)
         biases.append(out[0] if with_raters else out)
         if with_raters:

@@ -60,6 +60,7 @@ from bayes_raters.judges.biases import bias_loglik, block_bias_terms, group_bias
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.groups import JudgeGroups, group_loglik, judge_groups
 from bayes_raters.judges.marginal import ResponseBlock, block_loglik, block_totals, response_block, woodbury
+from bayes_raters.judges.pooled import ResponseGroups, pooled_bias_terms, pooled_loglik, response_groups
 
 #: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
 SPREAD_POOLING = 0.3
@@ -147,12 +148,14 @@ def rated_block(data: JudgesData, spec: JudgesSpec, every_response: bool = False
 class LikelihoodData:
     """What the likelihood reads of the data: the :func:`rated_block`, the unrated responses'
     groups (:func:`unrated_groups`; None where every response is rated or the responses go one
-    by one), the systems' shares of the responses (:func:`system_weights`, for the grand mean),
+    by one), or instead of both every response's groups (``pooled``,
+    :mod:`bayes_raters.judges.pooled`, where :func:`poolable`), the systems' shares of the responses (:func:`system_weights`, for the grand mean),
     for ordinal ratings their slots and cutpoints, and the numbers of systems and raters.
     NumPy arrays, or graph inputs in the model (:func:`as_graph_inputs`)."""
 
-    block: ResponseBlock
+    block: ResponseBlock | None
     groups: JudgeGroups | None
+    pooled: ResponseGroups | None
     weights: np.ndarray
     slots: ordinal.RatingSlots | None
     cut: np.ndarray | None
@@ -160,9 +163,22 @@ class LikelihoodData:
     n_raters: int
 
 
+def poolable(data: JudgesData, spec: JudgesSpec) -> bool:
+    """Whether every response's likelihood comes from groups of sufficient statistics
+    (:mod:`bayes_raters.judges.pooled`): normal ratings, with the rater effects integrated out
+    or a single rater, so that a response's ratings are exchangeable given its true score."""
+    return integrate_biases(spec) and (integrate_raters(spec, data) or len(data.raters) == 1)
+
+
 def likelihood_data(data: JudgesData, spec: JudgesSpec, grouped: bool = True):
     """The responses of :func:`rated_block`, in order, and the :class:`LikelihoodData` (NumPy);
-    ``grouped=False``: every response one by one."""
+    ``grouped=False``: every response one by one; ``grouped`` and :func:`poolable`: every
+    response by groups (:func:`~bayes_raters.judges.pooled.response_groups`; no block)."""
+    if grouped and poolable(data, spec):
+        values, response, _, rater, judge = observation_rows(data)
+        pooled = response_groups(values, response, rater, judge, data.response_system, len(data.system_names), len(data.judge_names), len(data.raters))
+        return np.unique(data.human_response), LikelihoodData(block=None, groups=None, pooled=pooled, weights=system_weights(data), slots=None, cut=None,
+                                         n_systems=len(data.system_names), n_raters=len(data.raters))
     numbering, block = rated_block(data, spec, every_response=not grouped)
     slots = cut = None
     if spec.ordinal:
@@ -170,7 +186,7 @@ def likelihood_data(data: JudgesData, spec: JudgesSpec, grouped: bool = True):
         slots = dataclasses.replace(slots, response=np.searchsorted(numbering, slots.response))
         cut = ordinal.standardised_cutpoints(data, spec.score_range)
     groups = unrated_groups(data) if grouped else None
-    return numbering, LikelihoodData(block=block, groups=groups, weights=system_weights(data), slots=slots, cut=cut,
+    return numbering, LikelihoodData(block=block, groups=groups, pooled=None, weights=system_weights(data), slots=slots, cut=cut,
                                      n_systems=len(data.system_names), n_raters=len(data.raters))
 
 
@@ -182,7 +198,8 @@ def as_graph_inputs(value, rows=None):
     data set of the same design reuses the code (``models/judges.md`` times both). Within a
     dataclass the arrays as long as its first one share that one's symbolic length (``rows``:
     its NumPy length and the symbolic one), so the graph needs no checks that they broadcast
-    (``models/judges.md`` also gives the packings tried and left out)."""
+    (``models/judges.md`` also gives the packings tried and left out); the fields a dataclass
+    names in ``OWN_LENGTH`` keep their own."""
     if value is None or isinstance(value, int):
         return value
     if isinstance(value, np.ndarray):
@@ -192,7 +209,8 @@ def as_graph_inputs(value, rows=None):
         return pt.specify_shape(shared, (rows[1], *value.shape[1:]))
     converted, rows = {}, None
     for field in dataclasses.fields(value):
-        converted[field.name] = as_graph_inputs(getattr(value, field.name), rows)
+        own = field.name in getattr(value, "OWN_LENGTH", ())
+        converted[field.name] = as_graph_inputs(getattr(value, field.name), None if own else rows)
         if rows is None and isinstance(getattr(value, field.name), np.ndarray):
             rows = (len(getattr(value, field.name)), converted[field.name].shape[0])
     return dataclasses.replace(value, **converted)
@@ -239,21 +257,28 @@ def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool =
 
 def likelihood(inputs: LikelihoodData, p: dict, spec: JudgesSpec, bias_scale=None, rater_scale=None, lib=pt):
     """:func:`marginal_loglik` from the :class:`LikelihoodData` (NumPy arrays or graph inputs)."""
-    total = rated_loglik(inputs, p, spec, lib).sum()
+    if inputs.pooled is not None:
+        total = pooled_loglik(inputs.pooled, p, lib)
+    else:
+        total = rated_loglik(inputs, p, spec, lib).sum()
     if inputs.groups is not None:
         total = total + group_loglik(inputs.groups, p, lib=lib)
     if bias_scale is None:
         return total
     n_raters = inputs.n_raters if rater_scale is not None else 0
-    g, h, raters = shift_terms(inputs.block, inputs.groups, p, inputs.n_systems, n_raters, rater_scale, lib)
+    g, h, raters = shift_terms(inputs, p, n_raters, rater_scale, lib)
     return total + bias_loglik(g, h, bias_scale, zero_sum_basis(inputs.n_systems), lib, raters)
 
 
-def shift_terms(block, groups, p: dict, n_systems: int, n_raters: int, rater_scale, lib):
-    """The biases' :math:`G` and :math:`H` over every response (the rated ones' ``block``, the
-    unrated ones' ``groups`` or None) and, with ``n_raters`` (0: none), the raters' terms as
-    :func:`~bayes_raters.judges.biases.bias_loglik` takes them (else None)."""
-    g, h, *rater_terms = block_bias_terms(block, p, lib, n_raters=n_raters)
+def shift_terms(inputs: LikelihoodData, p: dict, n_raters: int, rater_scale, lib):
+    """The biases' :math:`G` and :math:`H` over every response (the ``pooled`` groups, or the
+    rated ones' ``block`` and the unrated ones' ``groups``) and, with ``n_raters`` (0: none), the
+    raters' terms as :func:`~bayes_raters.judges.biases.bias_loglik` takes them (else None)."""
+    n_systems, groups = inputs.n_systems, inputs.groups
+    if inputs.pooled is not None:
+        g, h, *rater_terms = pooled_bias_terms(inputs.pooled, p, n_systems, lib, n_raters=n_raters)
+    else:
+        g, h, *rater_terms = block_bias_terms(inputs.block, p, lib, n_raters=n_raters)
     if groups is not None:
         g_u, h_u = group_bias_terms(groups, p, n_systems, lib)
         g, h = g + g_u, h + h_u
