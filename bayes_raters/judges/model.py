@@ -60,7 +60,7 @@ from bayes_raters.judges.biases import bias_loglik, block_bias_terms, group_bias
 from bayes_raters.judges.data import JudgesData
 from bayes_raters.judges.groups import JudgeGroups, group_loglik, judge_groups
 from bayes_raters.judges.marginal import ResponseBlock, block_loglik, block_totals, response_block, woodbury
-from bayes_raters.judges.pooled import ResponseGroups, pooled_bias_terms, pooled_loglik, response_groups
+from bayes_raters.judges.pooled import ResponseGroups, column_terms, pooled_bias_terms, pooled_loglik, response_groups
 
 #: Prior SD of the systems' log true-score SDs around their typical value (partial pooling).
 SPREAD_POOLING = 0.3
@@ -257,8 +257,9 @@ def marginal_loglik(data: JudgesData, p: dict, spec: JudgesSpec, grouped: bool =
 
 def likelihood(inputs: LikelihoodData, p: dict, spec: JudgesSpec, bias_scale=None, rater_scale=None, lib=pt):
     """:func:`marginal_loglik` from the :class:`LikelihoodData` (NumPy arrays or graph inputs)."""
-    if inputs.pooled is not None:
-        total = pooled_loglik(inputs.pooled, p, lib)
+    terms = column_terms(inputs.pooled, p, lib) if inputs.pooled is not None else None
+    if terms is not None:
+        total = pooled_loglik(inputs.pooled, p, lib, terms)
     else:
         total = rated_loglik(inputs, p, spec, lib).sum()
     if inputs.groups is not None:
@@ -266,17 +267,18 @@ def likelihood(inputs: LikelihoodData, p: dict, spec: JudgesSpec, bias_scale=Non
     if bias_scale is None:
         return total
     n_raters = inputs.n_raters if rater_scale is not None else 0
-    g, h, raters = shift_terms(inputs, p, n_raters, rater_scale, lib)
+    g, h, raters = shift_terms(inputs, p, n_raters, rater_scale, lib, terms)
     return total + bias_loglik(g, h, bias_scale, zero_sum_basis(inputs.n_systems), lib, raters)
 
 
-def shift_terms(inputs: LikelihoodData, p: dict, n_raters: int, rater_scale, lib):
+def shift_terms(inputs: LikelihoodData, p: dict, n_raters: int, rater_scale, lib, terms=None):
     """The biases' :math:`G` and :math:`H` over every response (the ``pooled`` groups, or the
     rated ones' ``block`` and the unrated ones' ``groups``) and, with ``n_raters`` (0: none), the
-    raters' terms as :func:`~bayes_raters.judges.biases.bias_loglik` takes them (else None)."""
+    raters' terms as :func:`~bayes_raters.judges.biases.bias_loglik` takes them (else None);
+    ``terms``: the pooled groups' :func:`~bayes_raters.judges.pooled.column_terms`, where computed."""
     n_systems, groups = inputs.n_systems, inputs.groups
     if inputs.pooled is not None:
-        g, h, *rater_terms = pooled_bias_terms(inputs.pooled, p, n_systems, lib, n_raters=n_raters)
+        g, h, *rater_terms = pooled_bias_terms(inputs.pooled, p, n_systems, lib, n_raters=n_raters, terms=terms)
     else:
         g, h, *rater_terms = block_bias_terms(inputs.block, p, lib, n_raters=n_raters)
     if groups is not None:

@@ -120,10 +120,11 @@ def _form(v, w, groups: ResponseGroups, mean):
     return (v[:, :, None] * groups.cross * w[:, None, :]).sum((1, 2)) - vm * wt - vt * wm + groups.count * vm * wm
 
 
-def pooled_loglik(groups: ResponseGroups, p: dict, lib=pt):
+def pooled_loglik(groups: ResponseGroups, p: dict, lib=pt, terms=None):
     """The sum over every response of its marginal log-likelihood (module docstring; the same
-    value as :func:`~bayes_raters.judges.marginal.response_loglik` of its rows), NumPy or PyTensor."""
-    mean, _, precision, (m1, m2), (k11, k12, k22), det = column_terms(groups, p, lib)
+    value as :func:`~bayes_raters.judges.marginal.response_loglik` of its rows), NumPy or
+    PyTensor; ``terms``: :func:`column_terms` where the caller has them (one graph, not two)."""
+    mean, _, precision, (m1, m2), (k11, k12, k22), det = column_terms(groups, p, lib) if terms is None else terms
     diagonal = lib.diagonal(groups.cross, axis1=1, axis2=2)
     quadratic = (precision * (diagonal - 2 * mean * groups.total + groups.count[:, None] * mean**2)).sum(1)
     explained = (k22 * _form(m1, m1, groups, mean) - 2 * k12 * _form(m1, m2, groups, mean) + k11 * _form(m2, m2, groups, mean)) / det
@@ -132,14 +133,15 @@ def pooled_loglik(groups: ResponseGroups, p: dict, lib=pt):
     return -0.5 * ((groups.count * per_response).sum() + groups.within.sum() / p["sigma_human"] ** 2 + (quadratic - explained).sum())
 
 
-def pooled_bias_terms(groups: ResponseGroups, p: dict, n_systems: int, lib=pt, n_raters: int = 0):
+def pooled_bias_terms(groups: ResponseGroups, p: dict, n_systems: int, lib=pt, n_raters: int = 0, terms=None):
     r""":math:`G` (systems x judges) and :math:`H` (systems x judges x judges) of
     :mod:`bayes_raters.judges.biases` over every response, from the groups; with ``n_raters``,
     the raters' :math:`g_\rho`, :math:`H_{\rho\rho}` and :math:`H_{\delta\rho}` too (the same
     values as :func:`~bayes_raters.judges.biases.block_bias_terms` of the responses' rows). With
     :math:`\kappa_1 = (k_{22} M_1 - k_{12} M_2)/\det K` and :math:`\kappa_2` alike, the true
-    score's and factor's conditional means sum over a group to :math:`\kappa_i^\top(s_g - n_g m)`."""
-    mean, sd, _, (m1, m2), (k11, k12, k22), det = column_terms(groups, p, lib)
+    score's and factor's conditional means sum over a group to :math:`\kappa_i^\top(s_g - n_g m)`
+    (``terms`` as in :func:`pooled_loglik`)."""
+    mean, sd, _, (m1, m2), (k11, k12, k22), det = column_terms(groups, p, lib) if terms is None else terms
     kappa1, kappa2 = (k22[:, None] * m1 - k12[:, None] * m2) / det[:, None], (k11[:, None] * m2 - k12[:, None] * m1) / det[:, None]
     residual = groups.total - groups.count[:, None] * mean
     w = 1.0 / p["sigma_judge"] ** 2
