@@ -25,6 +25,11 @@ from bayes_raters.sampling import derived_rng, numba_mode_excluding
 #: crosses slowly (``models/judges.md``).
 ADAPTATION = {"nutpie": {"adaptation": "low_rank"}, "pymc": {"init": "jitter+adapt_full"}}
 
+#: PyTensor rewrites the judges fit leaves out: ``scalarize`` fails on the likelihood with a single
+#: judge (:func:`~bayes_raters.sampling.numba_mode_excluding`); ``inplace`` costs more compile time
+#: than it saves in sampling on the pooled likelihood (``models/judges.md`` times both).
+EXCLUDED_REWRITES = ("scalarize", "inplace")
+
 #: What the tables read; the standardised parameters stay in the posterior for the likelihood.
 SAMPLED = ("mu", "sigma_true", "sigma_true_typical", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias",
            "sigma_bias", "loading", "judge_error", "shared_share")
@@ -120,7 +125,7 @@ def fit_judges(
     spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error),
                       observation=observation, score_range=tuple(score_range) if observation == "ordinal" else None)
     model = build_judges_model(table, spec)
-    with numba_mode_excluding("scalarize"):
+    with numba_mode_excluding(*EXCLUDED_REWRITES):
         idata, report = sample_model(
             model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
             nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
