@@ -30,6 +30,7 @@ import numpy as np
 import pytensor.tensor as pt
 import scipy.linalg
 
+from bayes_raters.gaussian_integral import gaussian_log_integral
 from bayes_raters.judges.groups import JudgeGroups
 from bayes_raters.judges.marginal import ResponseBlock, block_totals
 
@@ -138,13 +139,11 @@ def bias_loglik(g, h, tau, basis, lib=pt, raters=None):
     bias scales :math:`\\tau` and the zero-sum ``basis``; with ``raters`` (:func:`_omega`) the
     rater effects' too."""
     c, precision = _omega(g, h, tau, basis, lib, raters)
-    if lib is np:
-        chol = np.linalg.cholesky(precision)
-        z = scipy.linalg.solve_triangular(chol, c, lower=True)
-    else:
-        chol = pt.linalg.cholesky(precision)
-        z = pt.linalg.solve_triangular(chol, c, lower=True)
-    return 0.5 * (z**2).sum() - lib.log(lib.diagonal(chol)).sum()
+    if lib is not np:  # one node, its gradient from the same factor (bayes_raters.gaussian_integral)
+        return gaussian_log_integral(precision, c)
+    chol = np.linalg.cholesky(precision)
+    z = scipy.linalg.solve_triangular(chol, c, lower=True)
+    return 0.5 * (z**2).sum() - np.log(np.diagonal(chol)).sum()
 
 
 def bias_draws(g, h, tau, basis, rng: np.random.Generator, raters=None):

@@ -15,7 +15,7 @@ from bayes_raters.inference import sample_model
 from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
 from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.draws import on_the_rating_scales, with_integrated_draws
-from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error
+from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, poolable
 from bayes_raters.judges.ordinal import check_ordinal_ratings
 from bayes_raters.judges.result import JudgesResult, tables_tree
 from bayes_raters.sampling import derived_rng, numba_mode_excluding
@@ -25,10 +25,13 @@ from bayes_raters.sampling import derived_rng, numba_mode_excluding
 #: crosses slowly (``models/judges.md``).
 ADAPTATION = {"nutpie": {"adaptation": "low_rank"}, "pymc": {"init": "jitter+adapt_full"}}
 
-#: PyTensor rewrites the judges fit leaves out: ``scalarize`` fails on the likelihood with a single
-#: judge (:func:`~bayes_raters.sampling.numba_mode_excluding`); ``inplace`` costs more compile time
-#: than it saves in sampling on the pooled likelihood (``models/judges.md`` times both).
-EXCLUDED_REWRITES = ("scalarize", "inplace")
+def excluded_rewrites(data, spec: JudgesSpec) -> tuple[str, ...]:
+    """PyTensor rewrites the judges fit leaves out: ``scalarize``, which fails on the likelihood
+    with a single judge (:func:`~bayes_raters.sampling.numba_mode_excluding`), and where every
+    response enters by groups (:func:`~bayes_raters.judges.model.poolable`) ``inplace`` too,
+    which there costs more compile time than it saves in sampling (``models/judges.md``; on the
+    ordinal likelihood, leaving it out made one fit's memory grow past 24 GB)."""
+    return ("scalarize", "inplace") if poolable(data, spec) else ("scalarize",)
 
 #: What the tables read; the standardised parameters stay in the posterior for the likelihood.
 SAMPLED = ("mu", "sigma_true", "sigma_true_typical", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias",
@@ -125,7 +128,7 @@ def fit_judges(
     spec = JudgesSpec(shared_error=default_shared_error(len(table.judge_names)) if shared_error is None else bool(shared_error),
                       observation=observation, score_range=tuple(score_range) if observation == "ordinal" else None)
     model = build_judges_model(table, spec)
-    with numba_mode_excluding(*EXCLUDED_REWRITES):
+    with numba_mode_excluding(*excluded_rewrites(table, spec)):
         idata, report = sample_model(
             model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
             nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.9 if target_accept is None else target_accept,
