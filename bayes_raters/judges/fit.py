@@ -25,6 +25,7 @@ from bayes_raters.sampling import derived_rng, numba_mode_excluding
 #: crosses slowly (``models/judges.md``).
 ADAPTATION = {"nutpie": {"adaptation": "low_rank"}, "pymc": {"init": "jitter+adapt_full"}}
 
+
 def excluded_rewrites(data, spec: JudgesSpec) -> tuple[str, ...]:
     """PyTensor rewrites the judges fit leaves out: ``scalarize``, which fails on the likelihood
     with a single judge (:func:`~bayes_raters.sampling.numba_mode_excluding`), and where every
@@ -32,6 +33,7 @@ def excluded_rewrites(data, spec: JudgesSpec) -> tuple[str, ...]:
     which there costs more compile time than it saves in sampling (``models/judges.md``; on the
     ordinal likelihood, leaving it out made one fit's memory grow past 24 GB)."""
     return ("scalarize", "inplace") if poolable(data, spec) else ("scalarize",)
+
 
 #: What the tables read; the standardised parameters stay in the posterior for the likelihood.
 SAMPLED = ("mu", "sigma_true", "sigma_true_typical", "sigma_human", "alpha", "beta", "sigma_judge", "rater_effect", "sigma_rater", "bias",

@@ -162,8 +162,9 @@ def pooled_bias_terms(groups: ResponseGroups, p: dict, n_systems: int, lib=pt, n
     moment = groups.rater_moment - groups.rater_total[:, :, None] * mean[:, None, :]
     g_rho = human_w * (groups.rater_sum - lib.dot(groups.rater_total.T, mean[:, 0]) - ((sd[:, None] * kappa1)[:, None, :] * moment).sum((0, 2)))
     h_rho = human_w * lib.diag(groups.rater_total.sum(axis=0)) - human_w**2 * ((i11 * sd**2)[:, None, None] * groups.rater_cross).sum(0)
-    t1 = lib.dot(onehot.T, ((i11 * sd**2)[:, None, None] * groups.mask[:, :, None] * groups.rater_total[:, None, :]).reshape((-1, n_judges * n_raters)))
-    t2 = lib.dot(onehot.T, ((i12 * sd)[:, None, None] * groups.mask[:, :, None] * groups.rater_total[:, None, :]).reshape((-1, n_judges * n_raters)))
+    judge_rater = groups.mask[:, :, None] * groups.rater_total[:, None, :]  # each group's judges x its raters' counts
+    t1 = lib.dot(onehot.T, ((i11 * sd**2)[:, None, None] * judge_rater).reshape((-1, n_judges * n_raters)))
+    t2 = lib.dot(onehot.T, ((i12 * sd)[:, None, None] * judge_rater).reshape((-1, n_judges * n_raters)))
     bw, lw = p["beta"] * w, p["loading"] * w
     h_cross = -human_w * (bw[None, :, None] * t1.reshape((n_systems, n_judges, n_raters)) + lw[None, :, None] * t2.reshape((n_systems, n_judges, n_raters)))
     return g, h, g_rho, h_rho, h_cross
