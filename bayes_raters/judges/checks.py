@@ -15,6 +15,9 @@ has overruled the humans, as a reference-based metric scoring the reference itse
 A judge whose own noise comes out near zero (a Heywood case, as in factor analysis) is the
 other sign: the fit lets that judge define the true score, and its slope, PRMSE and worth in
 human ratings stop measuring the judge (:func:`near_zero_own_error`; ``fit_judges`` warns).
+The model keeps a tenth of each judge's error variance its own
+(:data:`~bayes_raters.judges.model.MAX_SHARED_SHARE`); a judge whose shared share piles against
+that end is named as well (:func:`shared_share_at_cap`).
 
 The statistic, per system and over all: the human ratings' within-response correlation
 :math:`\sum_r \sum_{h<h'} e_{rh} e_{rh'} / (\#\text{pairs} \cdot \overline{e^2})`, :math:`e` a
@@ -45,6 +48,11 @@ from bayes_raters.results import thinned_posterior
 #: (``judge_own_share``) below which the judge is flagged: a reliability above 0.99 against the
 #: true score, which no judge of noisy human ratings has shown here (``models/judges.md``).
 OWN_SHARE_MIN = 0.01
+
+#: Posterior median of a judge's ``shared_share`` above which the cap
+#: (:data:`~bayes_raters.judges.model.MAX_SHARED_SHARE`, 0.9) is taken to bind: the data would
+#: share more of the judge's error than the model allows.
+SHARE_AT_CAP = 0.8
 
 #: Family-wise posterior predictive p-value per direction: a row is flagged below this divided
 #: by the number of rows (the ratings agree less than the model allows) or above one minus that
@@ -175,6 +183,30 @@ def near_zero_own_error(posterior: xr.Dataset) -> pd.Series:
     is below :data:`OWN_SHARE_MIN`: the fit has the judge measure the true score without error."""
     median = posterior["judge_own_share"].median(("chain", "draw")).to_series()
     return (median < OWN_SHARE_MIN).rename("own_error_near_zero")
+
+
+def shared_share_at_cap(posterior: xr.Dataset) -> pd.Series:
+    """Per judge, whether the posterior median of ``shared_share`` is above :data:`SHARE_AT_CAP`
+    (all False without the shared error factor): the judges' errors agree more than one factor
+    with each judge's own noise at a tenth of its error allows (judges that copy one another, or
+    a factor that is one judge's own error)."""
+    if "shared_share" not in posterior:
+        return pd.Series(False, index=pd.Index(posterior["judge"].values, name="judge"), name="shared_share_at_cap")
+    median = posterior["shared_share"].median(("chain", "draw")).to_series()
+    return (median > SHARE_AT_CAP).rename("shared_share_at_cap")
+
+
+def warn_shared_share_at_cap(flags: pd.Series) -> None:
+    """A :class:`~bayes_raters.errors.BoundWarning` naming the judges of :func:`shared_share_at_cap`."""
+    if not flags.any():
+        return
+    names = ", ".join(map(str, flags.index[flags]))
+    warnings.warn(
+        f"judges model: the shared share of the error variance of {names} piles against its upper end (the model keeps a tenth of "
+        "each judge's error its own, so that no judge's own noise reaches zero): these judges' errors agree more than the "
+        "model allows (judges copying one another, or one judge's own error taken for the shared factor), and their "
+        "slopes and worth lean on that limit. Compare the fit without the shared factor (shared_error=False; on the "
+        "command line --no-shared-error). See models/judges.md.", BoundWarning, stacklevel=3)
 
 
 def warn_near_zero_own_error(flags: pd.Series, shared_error: bool) -> None:

@@ -12,7 +12,7 @@ import xarray as xr
 
 from bayes_raters.fit_signature import NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
-from bayes_raters.judges.checks import human_independence, near_zero_own_error, warn_dependent_humans, warn_near_zero_own_error
+from bayes_raters.judges import checks
 from bayes_raters.judges.data import judges_data
 from bayes_raters.judges.draws import on_the_rating_scales, with_integrated_draws
 from bayes_raters.judges.model import JudgesSpec, build_judges_model, default_shared_error, poolable
@@ -80,7 +80,9 @@ def fit_judges(
     (:meth:`JudgesResult.human_check`); where the ratings of a response agree less than the
     model allows, a :class:`~bayes_raters.errors.BoundWarning` names the systems; a judge whose own
     noise comes out near zero (a Heywood case) is named too
-    (:func:`~bayes_raters.judges.checks.near_zero_own_error`).
+    (:func:`~bayes_raters.judges.checks.near_zero_own_error`), and so is a judge whose shared
+    share of its error piles against its upper end
+    (:func:`~bayes_raters.judges.checks.shared_share_at_cap`).
 
     Parameters
     ----------
@@ -146,6 +148,7 @@ def fit_judges(
     })
     tree["posterior"].attrs.update(idata["posterior"].attrs)
     result = JudgesResult(idata=tree, data=table, spec=spec, report=report)
-    warn_dependent_humans(human_independence(result, random_seed=derived_rng(random_seed, "judges_check")))
-    warn_near_zero_own_error(near_zero_own_error(result.posterior), spec.shared_error)
+    checks.warn_dependent_humans(checks.human_independence(result, random_seed=derived_rng(random_seed, "judges_check")))
+    checks.warn_near_zero_own_error(checks.near_zero_own_error(result.posterior), spec.shared_error)
+    checks.warn_shared_share_at_cap(checks.shared_share_at_cap(result.posterior))
     return result

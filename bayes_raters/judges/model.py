@@ -288,23 +288,31 @@ def shift_terms(inputs: LikelihoodData, p: dict, n_raters: int, rater_scale, lib
     return g, h, raters
 
 
+#: Upper end of a judge's shared share of its error variance: its own noise keeps a tenth at
+#: least (:func:`split_judge_error`).
+MAX_SHARED_SHARE = 0.9
+
+
 def split_judge_error():
     r"""Each judge's own noise :math:`\sigma_j` and shared loading :math:`\lambda_j` from its total
     error SD :math:`e_j \sim` Gamma(2, 2) and the shared share of its error variance
-    :math:`\omega_j \sim` Beta(1, 1): :math:`\sigma_j = e_j\sqrt{1-\omega_j}`,
+    :math:`\omega_j \sim` Uniform(0, :data:`MAX_SHARED_SHARE`): :math:`\sigma_j = e_j\sqrt{1-\omega_j}`,
     :math:`\lambda_j = e_j\sqrt{\omega_j}`. The data fix :math:`e_j` (the judge's scatter about
     the true score) well and the split only through the judges' covariances; sampled as
     :math:`(\sigma_j, \lambda_j)` the two trade off along the curved ridge
     :math:`\sigma_j^2 + \lambda_j^2 = e_j^2`, which NUTS crossed slowly (``models/judges.md``).
 
-    The Gamma(2, 2) prior (mean 1, density vanishing linearly at zero) avoids the boundary: where
-    one judge all but defines the true score (a Heywood case), the conditional precision of the
-    true scores, :math:`\beta_j^2/e_j^2`, grows without bound as :math:`e_j \to 0`, and under a
-    half-normal prior NUTS followed :math:`\log e_j` down that neck (divergences, or a chain of
-    maximal trees that did not end); the prior closes the neck and leaves the answer where the
-    data put it (``models/judges.md``, "Real data and targets")."""
+    Both priors keep the judge's own noise off zero, where one judge all but defines a latent (a
+    Heywood case) and the conditional precision grows without bound. The Gamma(2, 2) (mean 1,
+    density vanishing linearly at zero) closes :math:`e_j \to 0`: under a half-normal NUTS
+    followed :math:`\log e_j` down that neck. The cap on :math:`\omega_j` closes
+    :math:`\omega_j \to 1`: with :math:`\omega_j \sim` Beta(1, 1), a chain in its first
+    warmup draws could leap to where the factor is the best judge's error alone (its own noise
+    1e-5, every slope near zero), a point far below the mode that it never left (step size zero,
+    every tree of maximal depth; ``models/judges.md``). A judge whose share piles against the cap
+    is named (:func:`~bayes_raters.judges.checks.shared_share_at_cap`)."""
     error = pm.Gamma("judge_error", alpha=2.0, beta=2.0, dims="judge")
-    share = pm.Beta("shared_share", 1.0, 1.0, dims="judge")
+    share = pm.Uniform("shared_share", 0.0, MAX_SHARED_SHARE, dims="judge")
     return (pm.Deterministic("sigma_judge", error * pt.sqrt(1 - share), dims="judge"),
             pm.Deterministic("loading", error * pt.sqrt(share), dims="judge"))
 

@@ -92,7 +92,8 @@ class JudgesResult(FitResult):
         error factor ``shared_share``, the share of the judge's error variance it shares with the
         other judges (:func:`~bayes_raters.judges.model.split_judge_error`); ``own_error_near_zero``, a
         Heywood case (:func:`~bayes_raters.judges.checks.near_zero_own_error`: the fit lets the judge
-        define the true score); ``biased_systems``, the systems whose bias interval excludes 0."""
+        define the true score); ``shared_share_at_cap``, the shared share piled against its upper
+        end (:func:`~bayes_raters.judges.checks.shared_share_at_cap`); ``biased_systems``, the systems whose bias interval excludes 0."""
         frame = pd.DataFrame(index=pd.Index(self.data.judge_names, name="judge"))
         frame["n_scores"] = self.data.judges.groupby("judge", sort=False).size()
         names = ["intercept", "slope", "noise", "prmse", "worth"] + (["shared_share"] if self.spec.shared_error else [])
@@ -101,6 +102,7 @@ class JudgesResult(FitResult):
             table = interval_table(self.posterior[variable], ci_prob, ("judge",))[["mean", "lower", "upper"]]
             frame = frame.join(table.add_prefix(f"{name}_"))
         frame["own_error_near_zero"] = checks.near_zero_own_error(self.posterior)
+        frame["shared_share_at_cap"] = checks.shared_share_at_cap(self.posterior)
         bias = self.bias_table(ci_prob)
         flagged = bias[bias["biased"]].reset_index()
         frame["biased_systems"] = [", ".join(map(str, flagged.loc[flagged["judge"] == j, "system"])) for j in frame.index]

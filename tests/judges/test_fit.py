@@ -13,7 +13,7 @@ from bayes_raters.errors import BoundWarning, InputWarning
 from bayes_raters.judges import JudgesResult, fit_judges, simulate_judges
 from bayes_raters.judges.draws import parameter_draws
 from bayes_raters.judges.marginal import response_loglik
-from bayes_raters.judges.model import observation_rows, row_terms, system_weights
+from bayes_raters.judges.model import MAX_SHARED_SHARE, observation_rows, row_terms, system_weights
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,9 @@ def test_differences_and_judges(result):
     assert judges.loc["judge0", "slope_lower"] > 0.3
     assert judges.loc["judge0", "worth_mean"] > judges.loc["judge2", "worth_mean"]
     assert result.spec.shared_error  # on by default with three judges: the share of each judge's error it shares
-    assert ((judges["shared_share_lower"] >= 0) & (judges["shared_share_upper"] <= 1)).all()
+    assert ((judges["shared_share_lower"] >= 0) & (judges["shared_share_upper"] <= MAX_SHARED_SHARE)).all()
     assert not judges["own_error_near_zero"].any()  # no Heywood case (the fixture's fit also refuses its BoundWarning)
+    assert not judges["shared_share_at_cap"].any()
 
 
 def test_baselines_beside_the_model(result):
@@ -115,6 +116,20 @@ def test_a_judge_that_overrules_the_humans_is_flagged(caplog):
     assert result.judge_table().loc["judge0", "own_error_near_zero"]
     check = result.human_check()
     assert check.loc["all", "direction"] == "more" and check.loc["system0", "flagged"]
+
+
+def test_judges_that_share_nearly_all_their_error_are_named():
+    """Three judges whose errors are 97% one common error: the model keeps a tenth of each judge's
+    error its own, so the shared shares pile against that cap (judge1, judge2) or the best judge's
+    own noise is pushed toward zero (judge0), and the fit names each."""
+    sim = simulate_judges(n_systems=3, n_responses=150, judge_quality=(0.7, 0.6, 0.5), shared_error=0.97, human_share=0.3, random_seed=5)
+    with pytest.warns(BoundWarning) as record:
+        result = fit_judges(sim["human_ratings"], sim["judge_scores"], sim["systems"], random_seed=5, progressbar=False)
+    messages = [str(w.message) for w in record]
+    assert any("shared share of the error variance of judge1, judge2 piles" in m for m in messages)
+    table = result.judge_table()
+    assert result.convergence.converged and table["shared_share_at_cap"].tolist() == [False, True, True]
+    assert table.loc["judge0", "own_error_near_zero"]
 
 
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 200 draws: the check's shape is tested
