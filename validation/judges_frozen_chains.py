@@ -27,7 +27,7 @@ from bayes_raters.judges import judges_data, simulate_judges
 from bayes_raters.judges import model as judges_model
 from bayes_raters.judges.fit import ADAPTATION, SAMPLED, excluded_rewrites
 from bayes_raters.nutpie_cache import compile_nutpie
-from bayes_raters.sampling import numba_mode_excluding
+from bayes_raters.sampling import numba_mode_excluding, strict_float
 
 #: Below this adapted step size, or above this mean tree depth, a chain counts as frozen.
 FROZEN_STEP, FROZEN_DEPTH = 1e-3, 8.0
@@ -50,7 +50,7 @@ def frozen_chains(seed: int, chains: int, prior: str) -> tuple[int, float, float
     spec = judges_model.JudgesSpec(shared_error=True)
     with mock.patch.object(judges_model, "split_judge_error", beta_split) if prior == "beta" else contextlib.nullcontext():
         model = judges_model.build_judges_model(table, spec)
-    with numba_mode_excluding(*excluded_rewrites(table, spec)):
+    with numba_mode_excluding(*excluded_rewrites(table, spec)), strict_float():
         compiled = compile_nutpie(model, var_names=[v for v in SAMPLED if v in model.named_vars])
         trace = nutpie.sample(compiled, draws=100, tune=500, chains=chains, cores=2, seed=1000 + seed, progress_bar=False,
                               target_accept=0.9, **ADAPTATION["nutpie"])
