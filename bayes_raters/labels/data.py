@@ -23,24 +23,16 @@ LABELS = "labels"
 @dataclass(frozen=True)
 class LabelsData:
     """The validated rows and their layout: ``rows`` (``item``, ``annotator``, ``label`` as
-    strings), the index arrays ``item_index``, ``annotator_index`` and ``label_index`` into
-    :attr:`items`, :attr:`annotators` and :attr:`classes`."""
+    strings); ``items`` and ``annotators`` in order of first appearance, ``classes`` declared or
+    seen; the index arrays ``item_index``, ``annotator_index`` and ``label_index`` into them."""
 
     rows: pd.DataFrame
     classes: pd.Index
+    items: pd.Index
+    annotators: pd.Index
     item_index: np.ndarray
     annotator_index: np.ndarray
     label_index: np.ndarray
-
-    @property
-    def items(self) -> pd.Index:
-        """Every item, in order of first appearance."""
-        return pd.Index(pd.unique(self.rows["item"]), name="item")
-
-    @property
-    def annotators(self) -> pd.Index:
-        """Every annotator, in order of first appearance."""
-        return pd.Index(pd.unique(self.rows["annotator"]), name="annotator")
 
     def counts(self) -> np.ndarray:
         """(items, annotators, classes): how often each annotator gave each item each label."""
@@ -78,6 +70,6 @@ def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "a
     if unknown.any():
         raise InvalidInputError(f"{LABELS}: column {label!r} has labels outside the declared classes {list(names)}: "
                                 f"{quote_rows(table, unknown.to_numpy())}.")
-    items, annotators = pd.Index(pd.unique(rows["item"])), pd.Index(pd.unique(rows["annotator"]))
-    return LabelsData(rows=rows, classes=names, item_index=items.get_indexer(rows["item"]),
+    items, annotators = pd.Index(pd.unique(rows["item"]), name="item"), pd.Index(pd.unique(rows["annotator"]), name="annotator")
+    return LabelsData(rows=rows, classes=names, items=items, annotators=annotators, item_index=items.get_indexer(rows["item"]),
                       annotator_index=annotators.get_indexer(rows["annotator"]), label_index=names.get_indexer(rows["label"]))

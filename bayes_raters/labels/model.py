@@ -36,10 +36,15 @@ def distinct_triples(data: LabelsData) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return unique[:, 0], unique[:, 1], unique[:, 2], counts.astype(float)
 
 
-def class_log_likelihood(log_theta, item, annotator, label, count, n_items: int):
+def class_log_likelihood(log_theta, item, annotator, label, count, n_items: int, lib=pt):
     r"""(items, classes): :math:`\sum_{a,l} n_{ial}\log\theta_{akl}` for every item and class
-    (``log_theta``: annotators x classes x labels; the triples of :func:`distinct_triples`)."""
+    (``log_theta``: annotators x classes x labels; the triples of :func:`distinct_triples`),
+    PyTensor or NumPy (``lib``)."""
     per_triple = count[:, None] * log_theta[annotator, :, label]
+    if lib is np:
+        out = np.zeros((n_items, log_theta.shape[1]))
+        np.add.at(out, item, per_triple)
+        return out
     return pt.zeros((n_items, log_theta.shape[1]))[item].inc(per_triple)
 
 
@@ -83,10 +88,7 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, preval
 def class_posterior(log_prevalence: np.ndarray, log_theta: np.ndarray, data: LabelsData) -> np.ndarray:
     """(items, classes): each item's class probabilities given one value of the parameters
     (NumPy), the soft labels."""
-    item, annotator, label, count = distinct_triples(data)
-    by_class = np.zeros((len(data.items), len(data.classes)))
-    np.add.at(by_class, item, count[:, None] * log_theta[annotator, :, label])
-    by_class += log_prevalence[None, :]
+    by_class = log_prevalence[None, :] + class_log_likelihood(log_theta, *distinct_triples(data), len(data.items), lib=np)
     by_class -= by_class.max(axis=1, keepdims=True)
     weights = np.exp(by_class)
     return weights / weights.sum(axis=1, keepdims=True)
@@ -98,9 +100,13 @@ def majority_vote_start(data: LabelsData, floor: float = 1e-4) -> dict:
     imply (one M-step of EM, as crowd-kit starts), every entry at least ``floor`` so that the
     simplex transforms stay finite. At the symmetric point (every row uniform) the gradient
     vanishes by the classes' exchangeability, and an optimiser started there stays."""
-    counts = data.counts()
-    soft = counts.sum(axis=1)
+    item, annotator, label, count = distinct_triples(data)
+    n_classes = len(data.classes)
+    soft = np.zeros((len(data.items), n_classes))
+    np.add.at(soft, (item, label), count)
     soft /= soft.sum(axis=1, keepdims=True)
     prevalence = np.maximum(soft.mean(axis=0), floor)
-    confusion = np.einsum("ik,ial->akl", soft, counts) + floor
+    confusion = np.zeros((len(data.annotators), n_classes, n_classes))
+    np.add.at(confusion, (annotator, slice(None), label), count[:, None] * soft[item])
+    confusion += floor
     return {"prevalence": prevalence / prevalence.sum(), "confusion": confusion / confusion.sum(axis=2, keepdims=True)}
