@@ -26,7 +26,7 @@ SAMPLER_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "cores": None, "ra
 #: The names of the columns a fit reads, one vocabulary across families (the two sides of a
 #: pairwise comparison or an arena vote are ``item_a`` and ``item_b`` in both).
 COLUMN_KEYWORDS = ("response", "rater", "score", "system", "item", "respondent", "prompt", "item_a", "item_b", "outcome",
-                   "annotator", "count", "style", "category", "judge")
+                   "annotator", "count", "style", "category", "judge", "label")
 
 NutsSampler = Literal["pymc", "nutpie", "numpyro", "blackjax"]
 Inference = Literal["auto", "nuts", "laplace"]

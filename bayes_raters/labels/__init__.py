@@ -1,8 +1,12 @@
-"""Categorical labels from several annotators per item, human and LLM: the Dawid-Skene family.
-So far the data layer and the models with each item's class summed out; the fit, its result and
-tables are to come (``CHANGELOG.md``)."""
+"""Categorical labels from several annotators per item, human and LLM: the Dawid-Skene family
+(Dawid-Skene, one-coin, MACE), each item's class summed out exactly, gold items as observed
+classes (:func:`fit_labels`)."""
 
-from bayes_raters.labels.data import LabelsData, labels_data
-from bayes_raters.labels.model import build_labels_model, class_posterior, majority_vote_start
+from bayes_raters.labels.data import LabelsData, gold_classes, labels_data
+from bayes_raters.labels.fit import fit_labels
+from bayes_raters.labels.model import build_labels_model, majority_vote_start
+from bayes_raters.labels.result import LabelsResult
+from bayes_raters.labels.simulate import simulate_labels
 
-__all__ = ["LabelsData", "build_labels_model", "class_posterior", "labels_data", "majority_vote_start"]
+__all__ = ["LabelsData", "LabelsResult", "build_labels_model", "fit_labels", "gold_classes", "labels_data", "majority_vote_start",
+           "simulate_labels"]

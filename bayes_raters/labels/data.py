@@ -3,8 +3,13 @@
 than once (Dawid & Skene's first anaesthetist saw each patient three times), and the classes are
 the labels seen or a declared list.
 
+Labels are matched to declared classes as text, or as numbers where both are numbers (a label
+``1.0`` read from a file is class ``1``). Gold classes (:func:`gold_classes`) come as a table
+``(item, label)``, a Series indexed by item or a dict.
+
 Bad input gets an :class:`~bayes_raters.errors.InvalidInputError` naming the column and the rows:
-a missing item, annotator or label, a label outside the declared classes, fewer than two classes.
+a missing item, annotator or label, a label outside the declared classes, fewer than two classes,
+a gold item that has no labels or two gold classes.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from bayes_raters.data import id_column, quote_rows, require_columns, require_fr
 from bayes_raters.errors import InvalidInputError
 
 LABELS = "labels"
+GOLD = "gold"
+NO_GOLD = -1
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,20 @@ def _class_index(labels: pd.Series, classes) -> pd.Index:
     return pd.Index([str(seen[i]) for i in order], name="class")
 
 
+def _as_declared(labels: pd.Series, names: pd.Index) -> pd.Series:
+    """``labels`` as the declared class names: as text, or by numeric value where a label does not
+    match as text and both it and every class are numbers."""
+    if labels.isin(names).all():
+        return labels
+    numbers = pd.to_numeric(pd.Series(names), errors="coerce")
+    if numbers.isna().any() or numbers.duplicated().any():
+        return labels
+    by_value = dict(zip(numbers.to_numpy(), names, strict=True))
+    values = pd.to_numeric(labels, errors="coerce")
+    matched = values.map(by_value)
+    return labels.where(labels.isin(names) | matched.isna(), matched)
+
+
 def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "annotator", label: str = "label",
                 classes=None) -> LabelsData:
     """Validate long ``labels`` (one row per label given: ``item``, ``annotator``, ``label``
@@ -66,6 +87,7 @@ def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "a
     if len(names) < 2:
         raise InvalidInputError(f"{LABELS}: column {label!r} holds one class ({names[0]!r}); declare the classes (classes=[...]) "
                                 "or pass labels of two classes at least.")
+    rows["label"] = _as_declared(rows["label"], names)
     unknown = ~rows["label"].isin(names)
     if unknown.any():
         raise InvalidInputError(f"{LABELS}: column {label!r} has labels outside the declared classes {list(names)}: "
@@ -73,3 +95,28 @@ def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "a
     items, annotators = pd.Index(pd.unique(rows["item"]), name="item"), pd.Index(pd.unique(rows["annotator"]), name="annotator")
     return LabelsData(rows=rows, classes=names, items=items, annotators=annotators, item_index=items.get_indexer(rows["item"]),
                       annotator_index=annotators.get_indexer(rows["annotator"]), label_index=names.get_indexer(rows["label"]))
+
+
+def gold_classes(data: LabelsData, gold, *, item: str = "item", label: str = "label") -> np.ndarray:
+    """(items,): each item's gold class index into ``data.classes``, or :data:`NO_GOLD`.
+    ``gold``: a table with ``item`` and ``label`` columns, a Series indexed by item, or a dict;
+    every gold item must have labels in ``data`` and one gold class."""
+    if isinstance(gold, dict):
+        gold = pd.Series(gold)
+    if isinstance(gold, pd.Series):
+        gold = pd.DataFrame({item: gold.index, label: gold.to_numpy()})
+    table = require_frame(gold, GOLD)
+    require_columns(table, {"item": item, "label": label}, GOLD)
+    items = id_column(table, item, GOLD).astype(str)
+    classes = _as_declared(id_column(table, label, GOLD).astype(str), data.classes)
+    for mask, why in ((~items.isin(data.items).to_numpy(), "items with no labels in the labels table"),
+                      (~classes.isin(data.classes).to_numpy(), f"gold classes outside the classes {list(data.classes)}")):
+        if mask.any():
+            raise InvalidInputError(f"{GOLD}: {why}: {quote_rows(table, mask)}.")
+    pairs = pd.DataFrame({"item": items.to_numpy(), "label": classes.to_numpy()}).drop_duplicates()
+    twice = pairs["item"].duplicated(keep=False).to_numpy()
+    if twice.any():
+        raise InvalidInputError(f"{GOLD}: items with two gold classes: {quote_rows(table, table[item].astype(str).isin(pairs['item'][twice]).to_numpy())}.")
+    out = np.full(len(data.items), NO_GOLD)
+    out[data.items.get_indexer(pairs["item"])] = data.classes.get_indexer(pairs["label"])
+    return out

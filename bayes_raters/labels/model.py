@@ -8,11 +8,31 @@ times annotator :math:`a` gave item :math:`i` label :math:`l`,
 .. math:: \log p(y) = \sum_i \log \sum_k \pi_k \prod_{a,l} \theta_{akl}^{n_{ial}}
    = \sum_i \operatorname{logsumexp}_k \Big(\log\pi_k + \sum_{a,l} n_{ial} \log\theta_{akl}\Big),
 
-Dawid & Skene (1979). ``"dawid-skene"``: a full confusion matrix per annotator, each row
-Dirichlet; ``"one-coin"``: one accuracy :math:`q_a` per annotator, :math:`\theta_{akk} = q_a`
-and the other labels :math:`(1 - q_a)/(K - 1)` each. The sum over classes runs over the distinct
-``(item, annotator, label)`` triples with their counts, so its cost grows with the labels given,
-not with items x annotators.
+Dawid & Skene (1979); a gold item's class is observed, so its sum keeps the gold class only. The
+sum runs over the label patterns (:mod:`bayes_raters.labels.patterns`), each once with its weight.
+
+Models (``model``):
+
+- ``"dawid-skene"``: a full confusion matrix per annotator, each row
+  :math:`\theta_{ak\cdot} \sim \operatorname{Dirichlet}(\beta_{k\cdot})`;
+- ``"one-coin"``: one accuracy :math:`q_a \sim \operatorname{Beta}(a, b)` per annotator,
+  :math:`\theta_{akk} = q_a` and the other labels :math:`(1 - q_a)/(K - 1)` each;
+- ``"mace"`` (Hovy et al. 2013): annotator :math:`a` knows the class with probability
+  :math:`c_a \sim \operatorname{Beta}(a, b)` (its competence) and otherwise picks a label from its
+  own strategy :math:`\xi_a \sim \operatorname{Dirichlet}(1)`:
+  :math:`\theta_{akl} = c_a [k = l] + (1 - c_a)\xi_{al}`, so an annotator who answers at random
+  is told apart from one who errs by class.
+
+Priors and how the classes are identified. Every model is unchanged when the classes are
+permuted together with the rows of every confusion matrix (label switching); the data cannot tell
+"annotators mostly right" from "annotators mostly wrong in a consistent way". The default priors
+say which: each confusion row puts an expected :data:`DIAGONAL_SHARE` (0.6) of its mass on the
+diagonal with total concentration :data:`ROW_CONCENTRATION` (8), the one-coin accuracy and the
+MACE competence are Beta with the same mean and concentration, and the prevalence is
+Dirichlet(:data:`PREVALENCE_CONCENTRATION`, 3 each); these are the defaults of the R package
+rater (Pullin et al.). The fit starts from the majority vote and checks that no chain switched
+(:func:`bayes_raters.labels.checks.switched_chains`). Concentrations of 1 everywhere are flat
+priors, whose posterior mode is the maximum likelihood that EM finds (``models/labels.md``).
 """
 
 from __future__ import annotations
@@ -21,92 +41,145 @@ from typing import Literal
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels.data import LabelsData
+from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 
-Model = Literal["dawid-skene", "one-coin"]
-
-
-def distinct_triples(data: LabelsData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct ``(item, annotator, label)`` index triples and how often each was given."""
-    keys = np.stack([data.item_index, data.annotator_index, data.label_index], axis=1)
-    unique, counts = np.unique(keys, axis=0, return_counts=True)
-    return unique[:, 0], unique[:, 1], unique[:, 2], counts.astype(float)
-
-
-def class_log_likelihood(log_theta, item, annotator, label, count, n_items: int, lib=pt):
-    r"""(items, classes): :math:`\sum_{a,l} n_{ial}\log\theta_{akl}` for every item and class
-    (``log_theta``: annotators x classes x labels; the triples of :func:`distinct_triples`),
-    PyTensor or NumPy (``lib``)."""
-    per_triple = count[:, None] * log_theta[annotator, :, label]
-    if lib is np:
-        out = np.zeros((n_items, log_theta.shape[1]))
-        np.add.at(out, item, per_triple)
-        return out
-    return pt.zeros((n_items, log_theta.shape[1]))[item].inc(per_triple)
+Model = Literal["dawid-skene", "one-coin", "mace"]
+MODELS = ("dawid-skene", "one-coin", "mace")
+#: The default prevalence prior: Dirichlet with this concentration for every class.
+PREVALENCE_CONCENTRATION = 3.0
+#: The default confusion prior: each row's total Dirichlet concentration ...
+ROW_CONCENTRATION = 8.0
+#: ... and the expected share of its mass on the diagonal (the annotator right).
+DIAGONAL_SHARE = 0.6
 
 
-def one_coin_log_theta(accuracy, n_classes: int):
-    """(annotators, classes, labels) log confusion of the one-coin model."""
+def default_confusion_concentration(n_classes: int) -> np.ndarray:
+    """(classes, labels): :data:`ROW_CONCENTRATION` split as :data:`DIAGONAL_SHARE` on the
+    diagonal and the rest evenly off it."""
+    rows = np.full((n_classes, n_classes), ROW_CONCENTRATION * (1 - DIAGONAL_SHARE) / (n_classes - 1))
+    np.fill_diagonal(rows, ROW_CONCENTRATION * DIAGONAL_SHARE)
+    return rows
+
+
+def default_accuracy_prior() -> tuple[float, float]:
+    """The Beta(a, b) of the one-coin accuracy and the MACE competence: mean
+    :data:`DIAGONAL_SHARE`, concentration :data:`ROW_CONCENTRATION`."""
+    return ROW_CONCENTRATION * DIAGONAL_SHARE, ROW_CONCENTRATION * (1 - DIAGONAL_SHARE)
+
+
+def check_model(model: str) -> None:
+    if model not in MODELS:
+        raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}.")
+
+
+def graph_inputs(patterns: LabelPatterns, n_classes: int) -> dict:
+    """The patterns as PyTensor shared variables, static in every axis but the first: the data
+    enter the compiled graph as inputs, not constants, so that a data set with the same
+    annotators and classes reuses the compiled code (PyTensor's Numba backend keys it by the
+    graph and its constants' bytes; ``models/labels.md``)."""
+    arrays = {"pattern": patterns.pattern, "annotator": patterns.annotator, "label": patterns.label, "count": patterns.count,
+              "weight": patterns.weight, "mask": patterns.gold_mask(n_classes)}
+    return {name: pytensor.shared(value, name=f"labels_{name}", shape=(None, *value.shape[1:])) for name, value in arrays.items()}
+
+
+def pattern_log_likelihood(log_theta, inputs: dict, n_classes: int):
+    r"""(patterns, classes): :math:`\sum_{a,l} n_{pal}\log\theta_{akl}` for every pattern and
+    class (``log_theta``: annotators x classes x labels; ``inputs``: :func:`graph_inputs`), in PyTensor."""
+    per_triple = inputs["count"][:, None] * log_theta[inputs["annotator"], :, inputs["label"]]
+    return pt.zeros((inputs["weight"].shape[0], n_classes))[inputs["pattern"]].inc(per_triple)
+
+
+def one_coin_log_theta(accuracy, n_classes: int, lib=pt):
+    """(..., annotators, classes, labels) log confusion of the one-coin model (PyTensor or NumPy;
+    ``accuracy`` (..., annotators))."""
     eye = np.eye(n_classes)
-    off = pt.log((1 - accuracy) / (n_classes - 1))
-    return eye[None] * pt.log(accuracy)[:, None, None] + (1 - eye)[None] * off[:, None, None]
+    off = lib.log((1 - accuracy) / (n_classes - 1))
+    return eye * lib.log(accuracy)[..., None, None] + (1 - eye) * off[..., None, None]
 
 
-def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, prevalence_concentration=None,
-                       confusion_concentration=None) -> pm.Model:
+def mace_log_theta(competence, strategy, n_classes: int, lib=pt):
+    """(..., annotators, classes, labels) log confusion of MACE (PyTensor or NumPy; ``competence``
+    (..., annotators), ``strategy`` (..., annotators, labels))."""
+    theta = competence[..., None, None] * np.eye(n_classes) + (1 - competence)[..., None, None] * strategy[..., None, :]
+    return lib.log(theta)
+
+
+def log_theta_of(posterior, model: str, n_classes: int, lib=np):
+    """The log confusion of ``model`` from its parameters (a mapping with the model's variables;
+    NumPy arrays with leading draw axes are taken as they are for ``"dawid-skene"``)."""
+    if model == "dawid-skene":
+        return lib.log(posterior["confusion"])
+    if model == "one-coin":
+        return one_coin_log_theta(posterior["accuracy"], n_classes, lib)
+    return mace_log_theta(posterior["competence"], posterior["strategy"], n_classes, lib)
+
+
+def _concentration(value, default, shape) -> np.ndarray:
+    out = np.broadcast_to(np.asarray(default if value is None else value, float), shape)
+    if not (np.isfinite(out) & (out > 0)).all():
+        raise InvalidInputError(f"prior concentrations must be positive and finite; got {value!r}.")
+    return out
+
+
+def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: np.ndarray | None = None,
+                       prevalence_concentration=None, confusion_concentration=None, patterns: LabelPatterns | None = None) -> pm.Model:
     """The PyMC model of the module docstring (coords ``item``, ``annotator``, ``true_class``,
-    ``label``), not sampled. ``prevalence_concentration`` (classes,) and
-    ``confusion_concentration`` (classes x labels; for ``"one-coin"`` the Beta(a, b) pair of the
-    accuracy) default to ones: flat priors, whose posterior mode is the maximum likelihood that
-    EM finds."""
-    if model not in ("dawid-skene", "one-coin"):
-        raise InvalidInputError(f"model must be 'dawid-skene' or 'one-coin', got {model!r}.")
-    n_classes = len(data.classes)
+    ``label``), not sampled. ``gold``: (items,) each item's gold class index or -1
+    (:func:`~bayes_raters.labels.data.gold_classes`). ``prevalence_concentration``: (classes,)
+    or one number; ``confusion_concentration``: for ``"dawid-skene"`` (classes x labels) or one
+    number, for ``"one-coin"`` and ``"mace"`` the Beta(a, b) pair or one number for both. None:
+    the defaults of the module docstring; 1: flat."""
+    check_model(model)
+    n_classes, n_annotators = len(data.classes), len(data.annotators)
+    patterns = label_patterns(data, gold) if patterns is None else patterns
     coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.classes)}
-    item, annotator, label, count = distinct_triples(data)
-    alpha = np.ones(n_classes) if prevalence_concentration is None else np.asarray(prevalence_concentration, float)
     with pm.Model(coords=coords) as labels_model:
-        prevalence = pm.Dirichlet("prevalence", alpha, dims="true_class")
+        prevalence = pm.Dirichlet("prevalence", _concentration(prevalence_concentration, PREVALENCE_CONCENTRATION, (n_classes,)), dims="true_class")
         if model == "dawid-skene":
-            rows = np.ones((n_classes, n_classes)) if confusion_concentration is None else np.asarray(confusion_concentration, float)
-            confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (len(data.annotators), n_classes, n_classes)),
-                                     dims=("annotator", "true_class", "label"))
+            rows = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
+            confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_classes)), dims=("annotator", "true_class", "label"))
             log_theta = pt.log(confusion)
         else:
-            a, b = (1.0, 1.0) if confusion_concentration is None else confusion_concentration
-            accuracy = pm.Beta("accuracy", a, b, dims="annotator")
-            log_theta = one_coin_log_theta(accuracy, n_classes)
-        by_class = pt.log(prevalence)[None, :] + class_log_likelihood(log_theta, item, annotator, label, count, len(data.items))
-        pm.Potential("labels_loglik", pt.sum(pt.logsumexp(by_class, axis=1)))
-    labels_model.labels = {"data": data, "model": model}
+            a, b = _concentration(confusion_concentration, default_accuracy_prior(), (2,))
+            if model == "one-coin":
+                log_theta = one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes)
+            else:
+                competence = pm.Beta("competence", a, b, dims="annotator")
+                strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_classes)), dims=("annotator", "label"))
+                log_theta = mace_log_theta(competence, strategy, n_classes)
+        inputs = graph_inputs(patterns, n_classes)
+        by_class = pt.log(prevalence)[None, :] + inputs["mask"] + pattern_log_likelihood(log_theta, inputs, n_classes)
+        pm.Potential("labels_loglik", pt.sum(inputs["weight"] * pt.logsumexp(by_class, axis=1)))
+    labels_model.labels = {"data": data, "model": model, "patterns": patterns}
     return labels_model
 
 
-def class_posterior(log_prevalence: np.ndarray, log_theta: np.ndarray, data: LabelsData) -> np.ndarray:
-    """(items, classes): each item's class probabilities given one value of the parameters
-    (NumPy), the soft labels."""
-    by_class = log_prevalence[None, :] + class_log_likelihood(log_theta, *distinct_triples(data), len(data.items), lib=np)
-    by_class -= by_class.max(axis=1, keepdims=True)
-    weights = np.exp(by_class)
-    return weights / weights.sum(axis=1, keepdims=True)
-
-
-def majority_vote_start(data: LabelsData, floor: float = 1e-4) -> dict:
+def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: float = 1e-4) -> dict:
     """A starting point off the symmetric saddle: each item's label shares as its class
-    probabilities (the majority vote, soft), then the prevalence and confusion matrices they
-    imply (one M-step of EM, as crowd-kit starts), every entry at least ``floor`` so that the
-    simplex transforms stay finite. At the symmetric point (every row uniform) the gradient
-    vanishes by the classes' exchangeability, and an optimiser started there stays."""
-    item, annotator, label, count = distinct_triples(data)
+    probabilities (the majority vote, soft), then the parameters they imply (one M-step of EM,
+    as crowd-kit starts), every probability at least ``floor`` so that the transforms stay
+    finite. At the symmetric point (every row uniform) the gradient vanishes by the classes'
+    exchangeability, and an optimiser started there stays."""
     n_classes = len(data.classes)
     soft = np.zeros((len(data.items), n_classes))
-    np.add.at(soft, (item, label), count)
+    np.add.at(soft, (data.item_index, data.label_index), 1.0)
     soft /= soft.sum(axis=1, keepdims=True)
     prevalence = np.maximum(soft.mean(axis=0), floor)
     confusion = np.zeros((len(data.annotators), n_classes, n_classes))
-    np.add.at(confusion, (annotator, slice(None), label), count[:, None] * soft[item])
+    np.add.at(confusion, (data.annotator_index, slice(None), data.label_index), soft[data.item_index])
     confusion += floor
-    return {"prevalence": prevalence / prevalence.sum(), "confusion": confusion / confusion.sum(axis=2, keepdims=True)}
+    confusion /= confusion.sum(axis=2, keepdims=True)
+    start = {"prevalence": prevalence / prevalence.sum()}
+    accuracy = np.clip(np.einsum("akk->a", confusion) / n_classes, floor, 1 - floor)
+    if model == "dawid-skene":
+        return start | {"confusion": confusion}
+    if model == "one-coin":
+        return start | {"accuracy": accuracy}
+    strategy = np.maximum(confusion.mean(axis=1), floor)
+    return start | {"competence": np.clip((accuracy - 1 / n_classes) / (1 - 1 / n_classes), 0.05, 1 - floor),
+                    "strategy": strategy / strategy.sum(axis=1, keepdims=True)}

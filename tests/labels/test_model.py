@@ -13,7 +13,11 @@ import pytest
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels.data import labels_data
-from bayes_raters.labels.model import build_labels_model, class_posterior, majority_vote_start
+from bayes_raters.labels.draws import class_probabilities
+from bayes_raters.labels.model import build_labels_model, majority_vote_start
+from bayes_raters.labels.patterns import label_patterns
+
+FLAT = {"prevalence_concentration": 1.0, "confusion_concentration": 1.0}
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "labels"
 
@@ -59,25 +63,26 @@ def log_likelihood(data, prevalence, confusion) -> float:
 def test_crowdkits_dawid_skene_estimate_is_a_mode_and_not_the_highest(anaesthesia, reference):
     """crowd-kit's EM estimate is a mode of the model's density under flat priors (L-BFGS started
     there stays: prevalence and confusion within 5e-3; its parameters give its soft labels through
-    :func:`class_posterior`, to 0.02); started at the majority
+    :func:`~bayes_raters.labels.draws.class_probabilities`, to 0.02); started at the majority
     vote instead, L-BFGS reaches a higher mode than EM's fixed point (log-likelihood -189.41
     against -190.75): EM from the majority vote stops at a local maximum on these data."""
     ours = reference["dawid_skene"]
     start = {"prevalence": floored(ours["prevalence"]), "confusion": floored(ours["confusion"])}
-    point = mode(build_labels_model(anaesthesia), start)
+    point = mode(build_labels_model(anaesthesia, **FLAT), start)
     np.testing.assert_allclose(point["prevalence"], ours["prevalence"], atol=2e-3)
     np.testing.assert_allclose(point["confusion"], np.asarray(ours["confusion"]), atol=5e-3)
-    soft = class_posterior(np.log(floored(ours["prevalence"], 1e-300)), np.log(floored(ours["confusion"], 1e-300)), anaesthesia)
+    soft = class_probabilities(np.log(floored(ours["prevalence"], 1e-300)), np.log(floored(ours["confusion"], 1e-300)),
+                               label_patterns(anaesthesia))
     expected = np.asarray([ours["probas"][item] for item in anaesthesia.items])
     np.testing.assert_allclose(soft, expected, atol=0.02)  # crowd-kit's probas_ are 0.0125 at most from its parameters' E-step
-    best = mode(build_labels_model(anaesthesia), majority_vote_start(anaesthesia))
+    best = mode(build_labels_model(anaesthesia, **FLAT), majority_vote_start(anaesthesia))
     crowdkit = log_likelihood(anaesthesia, np.asarray(ours["prevalence"]), np.asarray(ours["confusion"]))
     assert crowdkit == pytest.approx(-190.75, abs=0.01)
     assert log_likelihood(anaesthesia, best["prevalence"], best["confusion"]) > crowdkit + 1.0
 
 
 def test_one_coin_mode_equals_crowdkit(anaesthesia, reference):
-    point = mode(build_labels_model(anaesthesia, "one-coin"))
+    point = mode(build_labels_model(anaesthesia, "one-coin", **FLAT))
     ours = reference["one_coin"]
     np.testing.assert_allclose(point["prevalence"], ours["prevalence"], atol=2e-3)
     np.testing.assert_allclose(point["accuracy"], ours["accuracy"], atol=2e-3)

@@ -1,0 +1,124 @@
+"""Fitting a labels model (:mod:`bayes_raters.labels.model`): the mode and Laplace draws where
+their importance check passes, NUTS otherwise, from the majority vote; the tables live on
+:class:`~bayes_raters.labels.result.LabelsResult`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
+from bayes_raters.inference import sample_model
+from bayes_raters.labels import checks
+from bayes_raters.labels.data import gold_classes, labels_data
+from bayes_raters.labels.model import Model, build_labels_model, check_model, log_theta_of, majority_vote_start
+from bayes_raters.labels.result import LabelsResult, data_tree
+
+
+def with_derived(posterior: xr.Dataset, model: str, n_classes: int) -> xr.Dataset:
+    """The posterior with every model's ``confusion`` (annotator, true_class, label) and
+    ``accuracy`` (annotator): the probability that the annotator's label is the item's class,
+    :math:`\\sum_k \\pi_k \\theta_{akk}`."""
+    out = posterior.copy()
+    if model != "dawid-skene":
+        names = ("accuracy",) if model == "one-coin" else ("competence", "strategy")
+        values = {n: posterior[n].transpose("chain", "draw", ...).values for n in names}
+        theta = np.exp(log_theta_of(values, model, n_classes))
+        out["confusion"] = (("chain", "draw", "annotator", "true_class", "label"), theta)
+    diagonal = xr.DataArray(np.einsum("cdakk->cdak", out["confusion"].transpose("chain", "draw", "annotator", "true_class", "label").values),
+                            dims=("chain", "draw", "annotator", "true_class"))
+    if model != "one-coin":
+        out["accuracy"] = (diagonal * posterior["prevalence"].values[:, :, None, :]).sum("true_class").transpose("chain", "draw", "annotator")
+    return out
+
+
+@sampler_block(reasons={
+    "nuts_sampler": 'None is ``"nutpie"`` where NUTS runs (``inference="nuts"``, or ``"auto"`` after the Laplace '
+                    "draws fail their check).",
+})
+def fit_labels(
+    data: pd.DataFrame,
+    model: Model = "dawid-skene",
+    *,
+    gold=None,
+    classes=None,
+    prevalence_concentration=None,
+    confusion_concentration=None,
+    inference: Inference = "auto",
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    cores: int | None = None,
+    random_seed: int | np.random.Generator | None = None,
+    nuts_sampler: NutsSampler | None = None,
+    target_accept: float | None = None,
+    progressbar: bool | None = None,
+) -> LabelsResult:
+    """Each item's true class, each annotator's confusion matrix and the class prevalence from
+    categorical labels of several annotators per item (human or LLM), the classes summed out
+    exactly (:mod:`bayes_raters.labels.model`).
+
+    The chains start from the majority vote. A chain whose classes switched (a mirror mode where
+    annotators are mostly wrong) and annotators worse than chance are named in a warning
+    (:mod:`bayes_raters.labels.checks`).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Labels, long: one row per label given (item, annotator, label); an annotator may label an
+        item more than once.
+    model : {"dawid-skene", "one-coin", "mace"}
+        A full confusion matrix per annotator, one accuracy per annotator, or MACE (competence and
+        a guessing strategy per annotator).
+    gold : pandas.DataFrame, pandas.Series or dict, optional
+        Known classes of some items (a table with the ``item`` and ``label`` columns, a Series
+        indexed by item, or a dict): observed classes in the model.
+    classes : sequence, optional
+        The classes in order (default: the labels seen, sorted); a label outside is an error.
+    prevalence_concentration, confusion_concentration : array-like or float, optional
+        The Dirichlet (and Beta) concentrations of the priors
+        (:func:`~bayes_raters.labels.model.build_labels_model`); None, the defaults that identify
+        the classes (annotators mostly right); 1, flat.
+    inference : {"auto", "nuts", "laplace"}
+        ``"auto"``: importance-sampled Laplace draws where their Pareto check and convergence
+        rules pass (large data sets, a nearly Gaussian posterior), NUTS otherwise;
+        ``"nuts"``; ``"laplace"``.
+    item, annotator, label : str
+        Column names in ``data`` (and ``gold``).
+    {sampler_block}
+
+    Returns
+    -------
+    LabelsResult
+        Items (soft labels), annotators (accuracy, confusion), prevalence.
+
+    Examples
+    --------
+    >>> from bayes_raters.labels import fit_labels, simulate_labels
+    >>> sim = simulate_labels(n_items=200, n_annotators=4, n_classes=3, random_seed=1)
+    >>> result = fit_labels(sim["labels"], random_seed=1, progressbar=False)
+    >>> result.item_table().shape[0], result.convergence.converged
+    (200, True)
+    """
+    check_model(model)
+    table = labels_data(data, item=item, annotator=annotator, label=label, classes=classes)
+    gold_index = None if gold is None else gold_classes(table, gold, item=item, label=label)
+    pymc_model = build_labels_model(table, model, gold=gold_index, prevalence_concentration=prevalence_concentration,
+                                    confusion_concentration=confusion_concentration)
+    idata, report = sample_model(
+        pymc_model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+        nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.8 if target_accept is None else target_accept,
+        progressbar=progressbar, what="labels model", initvals=majority_vote_start(table, model), inference=inference, extra_chains=chains,
+    )
+    posterior = with_derived(idata["posterior"].to_dataset(), model, len(table.classes))
+    tree = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), **data_tree(table, gold_index)})
+    tree["posterior"].attrs.update(idata["posterior"].attrs)
+    result = LabelsResult(idata=tree, data=table, gold=gold_index, model=model, report=report,
+                          patterns=pymc_model.labels["patterns"])
+    checks.warn_switched(checks.switched_chains(posterior["confusion"]), list(table.classes))
+    checks.warn_worse_than_chance(checks.worse_than_chance(posterior["accuracy"], len(table.classes)))
+    return result
