@@ -40,7 +40,7 @@ def warn_switched(switched: dict[int, list[int]], classes) -> None:
     """A :class:`~bayes_raters.errors.ConvergenceWarning` naming the switched chains."""
     if not switched:
         return
-    text = "; ".join(f"chain {c}: " + ", ".join(f"{classes[k]}->{classes[l]}" for k, l in enumerate(p) if k != l)
+    text = "; ".join(f"chain {c}: " + ", ".join(f"{classes[k]}->{classes[j]}" for k, j in enumerate(p) if k != j)
                      for c, p in switched.items())
     warnings.warn(f"label switching: the classes of some chains are permuted (true class -> the label it reads as): {text}. "
                   "Their draws are of a mirror mode where annotators are mostly wrong; refit with another random_seed, "

@@ -47,6 +47,7 @@ def pattern_by_class(matrix, log_prevalence: np.ndarray, log_theta: np.ndarray, 
 
 
 def blocks(n: int):
+    """Slices of :data:`BLOCK` draws covering ``n``."""
     for start in range(0, n, BLOCK):
         yield slice(start, min(start + BLOCK, n))
 

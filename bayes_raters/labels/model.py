@@ -73,6 +73,7 @@ def default_accuracy_prior() -> tuple[float, float]:
 
 
 def check_model(model: str) -> None:
+    """Refuse a model name outside :data:`MODELS`."""
     if model not in MODELS:
         raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}.")
 

@@ -47,6 +47,7 @@ class LabelPatterns:
 
     @property
     def n_patterns(self) -> int:
+        """The number of distinct patterns."""
         return len(self.weight)
 
     def gold_mask(self, n_classes: int) -> np.ndarray:

@@ -56,6 +56,7 @@ class LabelsResult(FitResult):
 
     @property
     def classes(self) -> list[str]:
+        """The class names, in order."""
         return list(self.data.classes)
 
     def _size(self) -> str:
