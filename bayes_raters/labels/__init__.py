@@ -4,9 +4,9 @@ classes (:func:`fit_labels`)."""
 
 from bayes_raters.labels.data import LabelsData, gold_classes, labels_data
 from bayes_raters.labels.fit import fit_labels
-from bayes_raters.labels.model import build_labels_model, majority_vote_start
+from bayes_raters.labels.model import LabelsSpec, build_labels_model, majority_vote_start
 from bayes_raters.labels.result import LabelsResult
 from bayes_raters.labels.simulate import simulate_labels
 
-__all__ = ["LabelsData", "LabelsResult", "build_labels_model", "fit_labels", "gold_classes", "labels_data", "majority_vote_start",
+__all__ = ["LabelsData", "LabelsResult", "LabelsSpec", "build_labels_model", "fit_labels", "gold_classes", "labels_data", "majority_vote_start",
            "simulate_labels"]

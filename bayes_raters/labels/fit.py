@@ -117,7 +117,7 @@ def fit_labels(
     posterior = with_derived(idata["posterior"].to_dataset(), model, len(table.classes))
     tree = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), **data_tree(table, gold_index)})
     tree["posterior"].attrs.update(idata["posterior"].attrs)
-    result = LabelsResult(idata=tree, data=table, gold=gold_index, model=model, report=report,
+    result = LabelsResult(idata=tree, data=table, gold=gold_index, spec=pymc_model.labels["spec"], report=report,
                           patterns=pymc_model.labels["patterns"])
     checks.warn_switched(checks.switched_chains(posterior["confusion"]), list(table.classes))
     checks.warn_worse_than_chance(checks.worse_than_chance(posterior["accuracy"], len(table.classes)))

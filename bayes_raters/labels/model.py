@@ -37,6 +37,7 @@ priors, whose posterior mode is the maximum likelihood that EM finds (``models/l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -45,6 +46,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.fit_spec import FitSpec
 from bayes_raters.labels.data import LabelsData
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 
@@ -120,11 +122,40 @@ def log_theta_of(posterior, model: str, n_classes: int, lib=np):
     return mace_log_theta(posterior["competence"], posterior["strategy"], n_classes, lib)
 
 
+@dataclass(frozen=True)
+class LabelsSpec(FitSpec):
+    """What a labels model was fitted with: the model's name, the classes in order, and the prior
+    concentrations as used (raveled: the prevalence's (classes,), the confusion's (classes x
+    labels) for ``"dawid-skene"`` or the Beta pair)."""
+
+    model: str = "dawid-skene"
+    classes: tuple[str, ...] = ()
+    prevalence_concentration: tuple[float, ...] = ()
+    confusion_concentration: tuple[float, ...] = ()
+
+
 def _concentration(value, default, shape) -> np.ndarray:
-    out = np.broadcast_to(np.asarray(default if value is None else value, float), shape)
+    try:
+        out = np.broadcast_to(np.asarray(default if value is None else value, float), shape)
+    except ValueError as error:
+        raise InvalidInputError(f"a prior concentration of shape {np.shape(value)} does not fit {shape}: {error}") from None
     if not (np.isfinite(out) & (out > 0)).all():
         raise InvalidInputError(f"prior concentrations must be positive and finite; got {value!r}.")
     return out
+
+
+def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concentration=None, confusion_concentration=None) -> LabelsSpec:
+    """The spec with the priors resolved (None: the defaults of the module docstring; one number:
+    every entry)."""
+    check_model(model)
+    n_classes = len(data.classes)
+    prevalence = _concentration(prevalence_concentration, PREVALENCE_CONCENTRATION, (n_classes,))
+    if model == "dawid-skene":
+        confusion = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
+    else:
+        confusion = _concentration(confusion_concentration, default_accuracy_prior(), (2,))
+    return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence.ravel())),
+                      confusion_concentration=tuple(map(float, confusion.ravel())))
 
 
 def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: np.ndarray | None = None,
@@ -134,19 +165,20 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
     (:func:`~bayes_raters.labels.data.gold_classes`). ``prevalence_concentration``: (classes,)
     or one number; ``confusion_concentration``: for ``"dawid-skene"`` (classes x labels) or one
     number, for ``"one-coin"`` and ``"mace"`` the Beta(a, b) pair or one number for both. None:
-    the defaults of the module docstring; 1: flat."""
-    check_model(model)
+    the defaults of the module docstring; 1: flat. The spec (:func:`labels_spec`) is on the
+    model as ``model.labels["spec"]``."""
+    spec = labels_spec(data, model, prevalence_concentration, confusion_concentration)
     n_classes, n_annotators = len(data.classes), len(data.annotators)
     patterns = label_patterns(data, gold) if patterns is None else patterns
     coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.classes)}
     with pm.Model(coords=coords) as labels_model:
-        prevalence = pm.Dirichlet("prevalence", _concentration(prevalence_concentration, PREVALENCE_CONCENTRATION, (n_classes,)), dims="true_class")
+        prevalence = pm.Dirichlet("prevalence", np.asarray(spec.prevalence_concentration), dims="true_class")
         if model == "dawid-skene":
-            rows = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
+            rows = np.reshape(spec.confusion_concentration, (n_classes, n_classes))
             confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_classes)), dims=("annotator", "true_class", "label"))
             log_theta = pt.log(confusion)
         else:
-            a, b = _concentration(confusion_concentration, default_accuracy_prior(), (2,))
+            a, b = spec.confusion_concentration
             if model == "one-coin":
                 log_theta = one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes)
             else:
@@ -156,7 +188,7 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
         inputs = graph_inputs(patterns, n_classes)
         by_class = pt.log(prevalence)[None, :] + inputs["mask"] + pattern_log_likelihood(log_theta, inputs, n_classes)
         pm.Potential("labels_loglik", pt.sum(inputs["weight"] * pt.logsumexp(by_class, axis=1)))
-    labels_model.labels = {"data": data, "model": model, "patterns": patterns}
+    labels_model.labels = {"data": data, "spec": spec, "patterns": patterns}
     return labels_model
 
 

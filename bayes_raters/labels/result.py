@@ -16,6 +16,7 @@ import xarray as xr
 from bayes_raters.labels import checks
 from bayes_raters.labels.data import NO_GOLD, LabelsData, labels_data
 from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, soft_labels
+from bayes_raters.labels.model import LabelsSpec
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
 from bayes_raters.results import FitResult, draw_categories, interval_table
@@ -43,7 +44,7 @@ class LabelsResult(FitResult):
     idata: xr.DataTree
     data: LabelsData
     gold: np.ndarray | None
-    model: str
+    spec: LabelsSpec
     report: ConvergenceReport
     patterns: LabelPatterns | None = None
 
@@ -53,6 +54,11 @@ class LabelsResult(FitResult):
     def __post_init__(self):
         if self.patterns is None:
             self.patterns = label_patterns(self.data, self.gold)
+
+    @property
+    def model(self) -> str:
+        """``"dawid-skene"``, ``"one-coin"`` or ``"mace"``."""
+        return self.spec.model
 
     @property
     def classes(self) -> list[str]:
@@ -132,11 +138,11 @@ class LabelsResult(FitResult):
                           coords={"chain": draws["chain"].values, "draw": draws["draw"].values})
 
     def _saved_config(self) -> dict:
-        return {"model": self.model, "classes": self.classes, "report": self.report.to_dict()}
+        return {"spec": self.spec.to_dict(), "report": self.report.to_dict()}
 
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict):
-        data = labels_data(dataset_to_frame(tree["labels"].to_dataset()), classes=config["classes"])
+        spec = LabelsSpec.from_dict(config["spec"])
+        data = labels_data(dataset_to_frame(tree["labels"].to_dataset()), classes=spec.classes)
         gold = tree["constant_data"]["gold"].values.astype(np.int64)
-        return cls(idata=tree, data=data, gold=None if (gold == NO_GOLD).all() else gold, model=config["model"],
-                   report=ConvergenceReport(**config["report"]))
+        return cls(idata=tree, data=data, gold=None if (gold == NO_GOLD).all() else gold, spec=spec, report=ConvergenceReport(**config["report"]))
