@@ -15,7 +15,8 @@ import pytest
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import COLUMN_KEYWORDS, SAMPLER_BLOCK, SAMPLER_DEFAULTS
 
-FAMILIES = ("bayes_raters.ctt", "bayes_raters.pairwise", "bayes_raters.irt", "bayes_raters.facets", "bayes_raters.leaderboard", "bayes_raters.judges")
+FAMILIES = ("bayes_raters.ctt", "bayes_raters.pairwise", "bayes_raters.irt", "bayes_raters.facets", "bayes_raters.leaderboard", "bayes_raters.judges",
+            "bayes_raters.labels")
 #: Second positional tables, where a family reads more than one.
 SECOND_TABLES = {"system_scores", "scalars", "strengths", "judge_scores", "systems"}
 #: Keywords that choose among named alternatives: typed with ``Literal``.
@@ -40,7 +41,7 @@ FITS = public_fits()
 
 def test_every_family_has_its_fit():
     assert set(FITS) == {"fit_true_score", "fit_pairwise", "fit_irt", "fit_polytomous", "fit_facets", "fit_leaderboard", "fit_arena",
-                         "fit_judges"}
+                         "fit_judges", "fit_labels"}
 
 
 @pytest.mark.parametrize("name", sorted(FITS))

@@ -4,6 +4,8 @@ their importance check passes, NUTS otherwise, from the majority vote; the table
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -12,7 +14,7 @@ from bayes_raters.fit_signature import Inference, NutsSampler, sampler_block
 from bayes_raters.inference import sample_model
 from bayes_raters.labels import checks
 from bayes_raters.labels.data import gold_classes, labels_data
-from bayes_raters.labels.model import Model, build_labels_model, check_model, log_theta_of, majority_vote_start
+from bayes_raters.labels.model import build_labels_model, check_model, log_theta_of, majority_vote_start
 from bayes_raters.labels.result import LabelsResult, data_tree
 
 
@@ -39,7 +41,7 @@ def with_derived(posterior: xr.Dataset, model: str, n_classes: int) -> xr.Datase
 })
 def fit_labels(
     data: pd.DataFrame,
-    model: Model = "dawid-skene",
+    model: Literal["dawid-skene", "one-coin", "mace"] = "dawid-skene",
     *,
     gold=None,
     classes=None,
