@@ -23,6 +23,7 @@ from bayes_raters.results import worst_report
 from bayes_raters.sampling import quiet_pymc
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
 from validation.sbc_judges import JUDGES_CONFIGURATIONS
+from validation.sbc_labels import LABELS_CONFIGURATIONS
 from validation.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
 from validation.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
 
@@ -318,6 +319,7 @@ CONFIGURATIONS = {
     **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (validation.sbc_polytomous)
     **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (validation.sbc_mirt_facets)
     **JUDGES_CONFIGURATIONS,  # LLM judges against noisy humans, unit scales (validation.sbc_judges)
+    **LABELS_CONFIGURATIONS,  # Dawid-Skene, one-coin and MACE with their default priors (validation.sbc_labels)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise_for_sbc),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise_for_sbc

@@ -1,0 +1,84 @@
+"""SBC configurations of the labels models (:mod:`bayes_raters.sbc`): Dawid-Skene, one-coin and
+MACE, each with its default priors (:mod:`bayes_raters.labels.model`: prevalence Dirichlet(3),
+confusion rows Dirichlet with 4.8 on the diagonal and 1.6 elsewhere for three classes, accuracy
+and competence Beta(4.8, 3.2), MACE strategies Dirichlet(1)).
+
+Design: 60 items, 5 annotators, 3 classes, each item labelled by 3 annotators at random; fitted
+by :func:`~bayes_raters.labels.fit_labels` with its defaults (``inference="auto"``: at this size
+the Laplace draws are mostly rejected and NUTS runs). Parameters drawn from the priors include
+annotators worse than chance; the fit must still be calibrated there, since the priors, not a
+constraint, identify the classes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from bayes_raters.labels import fit_labels
+from bayes_raters.labels.model import PREVALENCE_CONCENTRATION, default_accuracy_prior, default_confusion_concentration, log_theta_of
+from bayes_raters.results import draw_categories
+from bayes_raters.sbc import Configuration
+
+#: items, annotators, classes, labels per item
+SIZE = (60, 5, 3, 3)
+
+
+def draw_parameters(rng: np.random.Generator, model: str) -> dict:
+    """One draw of the model's parameters from its default priors."""
+    _, n_annotators, n_classes, _ = SIZE
+    out = {"prevalence": rng.dirichlet(np.full(n_classes, PREVALENCE_CONCENTRATION))}
+    a, b = default_accuracy_prior()
+    if model == "dawid-skene":
+        rows = default_confusion_concentration(n_classes)
+        out["confusion"] = np.stack([np.stack([rng.dirichlet(rows[k]) for k in range(n_classes)]) for _ in range(n_annotators)])
+    elif model == "one-coin":
+        out["accuracy"] = rng.beta(a, b, n_annotators)
+    else:
+        out["competence"] = rng.beta(a, b, n_annotators)
+        out["strategy"] = rng.dirichlet(np.ones(n_classes), n_annotators)
+    return out
+
+
+def tracked(values: dict, model: str) -> dict:
+    """The ranked quantities from parameter values (truths or draws with leading axes)."""
+    out = {"prevalence[0]": values["prevalence"][..., 0], "prevalence[2]": values["prevalence"][..., 2]}
+    if model == "dawid-skene":
+        out |= {"confusion[0,0,0]": values["confusion"][..., 0, 0, 0], "confusion[0,1,0]": values["confusion"][..., 0, 1, 0],
+                "confusion[1,2,2]": values["confusion"][..., 1, 2, 2]}
+    elif model == "one-coin":
+        out |= {"accuracy[0]": values["accuracy"][..., 0], "accuracy[1]": values["accuracy"][..., 1]}
+    else:
+        out |= {"competence[0]": values["competence"][..., 0], "strategy[0,0]": values["strategy"][..., 0, 0]}
+    return out
+
+
+def simulate_labels_sbc(rng: np.random.Generator, model: str):
+    """``(truth, labels)``: parameters from the priors, labels from the model."""
+    n_items, n_annotators, n_classes, per_item = SIZE
+    parameters = draw_parameters(rng, model)
+    theta = np.exp(log_theta_of(parameters, model, n_classes))
+    z = draw_categories(np.broadcast_to(parameters["prevalence"], (n_items, n_classes)), rng)
+    annotators = rng.random((n_items, n_annotators)).argsort(axis=1)[:, :per_item].ravel()
+    items = np.repeat(np.arange(n_items), per_item)
+    labels = draw_categories(theta[annotators, z[items]], rng)
+    table = pd.DataFrame({"item": items, "annotator": annotators, "label": labels})
+    return {k: float(v) for k, v in tracked(parameters, model).items()}, table
+
+
+def fit_labels_sbc(table: pd.DataFrame, seed: int, model: str):
+    """:func:`~bayes_raters.labels.fit_labels` with its defaults (all classes declared: a class
+    no annotator used in a small data set is still a class)."""
+    result = fit_labels(table, model, classes=list(range(SIZE[2])), random_seed=seed, cores=1, progressbar=False)
+    posterior = result.posterior
+    values = {name: posterior[name].values for name in ("prevalence", "confusion", "accuracy", "competence", "strategy") if name in posterior}
+    return tracked(values, model), result.convergence
+
+
+LABELS_CONFIGURATIONS = {
+    f"labels_{model.replace('-', '_')}": Configuration(f"labels_{model.replace('-', '_')}", functools.partial(simulate_labels_sbc, model=model),
+                                                       functools.partial(fit_labels_sbc, model=model))
+    for model in ("dawid-skene", "one-coin", "mace")
+}
