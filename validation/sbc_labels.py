@@ -72,8 +72,9 @@ def fit_labels_sbc(table: pd.DataFrame, seed: int, model: str):
     """:func:`~bayes_raters.labels.fit_labels` with its defaults (all classes declared: a class
     no annotator used in a small data set is still a class)."""
     result = fit_labels(table, model, classes=list(range(SIZE[2])), random_seed=seed, cores=1, progressbar=False)
-    posterior = result.posterior
-    values = {name: posterior[name].values for name in ("prevalence", "confusion", "accuracy", "competence", "strategy") if name in posterior}
+    posterior = result.posterior.sel(annotator=[str(a) for a in range(SIZE[1])])  # the fit orders annotators as they first appear
+    values = {name: posterior[name].transpose("chain", "draw", ...).values for name in ("prevalence", "confusion", "accuracy", "competence", "strategy")
+              if name in posterior}
     return tracked(values, model), result.convergence
 
 

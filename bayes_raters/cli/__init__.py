@@ -6,6 +6,7 @@
 ``bayes-raters pairwise COMPARISONS.csv``   item scores from pairwise comparisons
 ``bayes-raters facets RATINGS.csv``   rater severity and consistency, prompt difficulty
 ``bayes-raters judges HUMAN.csv JUDGES.csv --systems MAP.csv``   systems' true scores from LLM judges and a few human ratings
+``bayes-raters labels LABELS.csv [--gold GOLD.csv]``   true classes and annotators' confusion matrices from categorical labels
 ``bayes-raters leaderboard ANSWERS.csv``   system abilities, rank intervals and item tables at leaderboard size
 ``bayes-raters plan RATINGS.csv --systems SYSTEMS.csv``   how many more double-scored responses
 ``bayes-raters agreement RATINGS.csv --level ordinal``   inter-rater agreement: alpha, kappa, ICCs with intervals
@@ -84,6 +85,10 @@ def _run(args):
         from bayes_raters.cli.judges import judges
 
         output = judges(args)
+    elif args.command == "labels":
+        from bayes_raters.cli.labels import labels
+
+        output = labels(args)
     elif args.command == "leaderboard":
         from bayes_raters.cli.leaderboard import leaderboard
 

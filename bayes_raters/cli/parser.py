@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from bayes_raters.cli.agreement import add_parser as agreement_parser
 from bayes_raters.cli.facets import add_parser as facets_parser
 from bayes_raters.cli.judges import add_parser as judges_parser
+from bayes_raters.cli.labels import add_parser as labels_parser
 from bayes_raters.cli.leaderboard import add_parser as leaderboard_parser
 from bayes_raters.cli.options import file_options, output_options, rating_file_options, sampler_options
 from bayes_raters.cli.pairwise import add_parser as pairwise_parser
@@ -44,6 +45,7 @@ EPILOG = """examples:
   bayes-raters facets essay_ratings.csv --systems systems.csv
   bayes-raters leaderboard answers.csv --output leaderboard.csv
   bayes-raters judges human.csv judges.csv --systems systems.csv
+  bayes-raters labels labels.csv --gold gold.csv
   bayes-raters plan ratings.csv --systems systems.csv --target-width 0.05
   bayes-raters agreement ratings.csv --level ordinal
 bad input prints one line 'bayes-raters: error: ...' and exits with code 2."""
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     pairwise_parser(commands, command_parser)
     facets_parser(commands, command_parser)
     judges_parser(commands, command_parser)
+    labels_parser(commands, command_parser)
     leaderboard_parser(commands, command_parser)
     plan_parser(commands, command_parser)
     agreement_parser(commands, command_parser)
