@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayes_raters.labels import checks
+from bayes_raters.labels import calibration, checks
 from bayes_raters.labels.data import NO_GOLD, LabelsData, labels_data
 from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, soft_labels
 from bayes_raters.labels.model import LabelsSpec
@@ -118,6 +118,16 @@ class LabelsResult(FitResult):
         majority = self.item_table()["majority"].value_counts(normalize=True)
         frame["majority_share"] = majority.reindex(frame.index).fillna(0.0).to_numpy()
         return frame
+
+    def calibration_table(self, truth, bins: int = 10) -> pd.DataFrame:
+        """The reliability table of the soft labels against known classes ``truth`` (a Series or
+        dict item -> class, items the fit did not take as gold), its expected calibration error
+        in ``attrs["ece"]`` (:mod:`bayes_raters.labels.calibration`)."""
+        truth = pd.Series(truth).rename(index=str).astype(str)
+        probabilities = self.item_table()[[f"p_{k}" for k in self.classes]].set_axis(self.classes, axis=1)
+        table = calibration.reliability_table(probabilities, truth, bins)
+        table.attrs["ece"] = calibration.expected_calibration_error(table)
+        return table
 
     def _log_likelihood(self) -> xr.Dataset:
         values = item_log_likelihood(self.posterior, self.model, self.patterns, len(self.data.annotators), len(self.data.classes))

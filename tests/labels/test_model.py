@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytest
+from scipy.special import logsumexp
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels.data import labels_data
-from bayes_raters.labels.draws import class_probabilities
-from bayes_raters.labels.model import build_labels_model, majority_vote_start
+from bayes_raters.labels.draws import class_probabilities, pattern_by_class, pattern_matrix
+from bayes_raters.labels.model import build_labels_model, mace_log_theta, majority_vote_start
 from bayes_raters.labels.patterns import label_patterns
 
 FLAT = {"prevalence_concentration": 1.0, "confusion_concentration": 1.0}
@@ -96,3 +97,35 @@ def test_bad_labels_are_named():
         labels_data(rows.assign(label="x"))
     with pytest.raises(InvalidInputError, match="'worker'"):
         labels_data(rows, annotator="worker")
+
+
+def test_crowdkits_mace_estimate_is_a_mode(anaesthesia):
+    """crowd-kit's MACE (EM, uniform class prior; its estimate on the rows sorted by label,
+    ``tests/data/README.md``) is a mode of our MACE under flat priors with the prevalence held
+    at uniform (Dirichlet(1e6)): L-BFGS started there stays (competence and strategy within
+    2e-3), and the soft labels equal its ``probas_`` to 1e-3. The same data in the file's row order
+    give crowd-kit other estimates (annotator 1's competence 0.8645 against 0.8022): its strategy
+    columns are indexed by order of appearance, so only the sorted rows are compared."""
+    ours = json.loads((DATA / "crowdkit_real.json").read_text())["mace_1979"]
+    assert ours["workers"] == list(anaesthesia.annotators) and ours["labels"] == list(anaesthesia.classes)
+    competence, strategy = np.asarray(ours["competence"]), floored(ours["strategy"])
+    model = build_labels_model(anaesthesia, "mace", prevalence_concentration=1e6, confusion_concentration=1.0)
+    moved = mode(model, {"prevalence": np.full(4, 0.25), "competence": competence, "strategy": strategy})
+    np.testing.assert_allclose(moved["competence"], competence, atol=2e-3)
+    np.testing.assert_allclose(moved["strategy"], np.asarray(ours["strategy"]), atol=2e-3)
+    theta = np.log(competence[:, None, None] * np.eye(4) + (1 - competence)[:, None, None] * strategy[:, None, :])
+    soft = class_probabilities(np.log(np.full(4, 0.25)), theta, label_patterns(anaesthesia))
+    np.testing.assert_allclose(soft, np.asarray([ours["probas"][item] for item in anaesthesia.items]), atol=1e-3)
+    assert abs(ours["competence_rows_as_read"][0] - competence[0]) > 0.05
+    # a local maximum of the likelihood: 100 random nearby points are all lower
+    patterns = label_patterns(anaesthesia)
+    matrix, mask = pattern_matrix(patterns, 5, 4), patterns.gold_mask(4)
+
+    def loglik(c, xi):
+        by_class = pattern_by_class(matrix, np.log(np.full((1, 4), 0.25)), mace_log_theta(c, xi, 4, np)[None], mask)[0]
+        return float(patterns.weight @ logsumexp(by_class, axis=1))
+
+    rng, top = np.random.default_rng(0), loglik(competence, strategy)
+    for _ in range(100):
+        xi = strategy * np.exp(0.025 * rng.standard_normal(strategy.shape))
+        assert loglik(np.clip(competence + 0.005 * rng.standard_normal(5), 0, 1), xi / xi.sum(axis=1, keepdims=True)) < top
