@@ -79,6 +79,9 @@ API_PAGES = {
     "judges": ("LLM judges against noisy humans", "Each system's mean true score from judge scores on every response and "
                "human ratings on a few: judges calibrated against the true score, their bias by system, and the PPI "
                "baselines beside.", [("bayes_raters.judges", None)]),
+    "labels": ("Categorical labels", "Each item's true class, each annotator's confusion matrix and the prevalence from "
+               "categorical labels of several annotators (Dawid-Skene, one-coin, MACE), gold items as observed classes.",
+               [("bayes_raters.labels", None)]),
     "core": ("Results, data, errors and calibration", "What every family shares: the result protocol, the convergence "
              "report, long tables, errors and warnings, and simulation-based calibration.",
              [("bayes_raters.results", ["FitResult"]), ("bayes_raters.sampling", ["ConvergenceReport"]),

@@ -26,10 +26,11 @@ def test_there_are_notebooks():
 #: outputs checked in `make test` (below). 08 took 370 s in the fresh-clone suite of 2026-11-28 (its
 #: 40 x 300 quick fit keeps sampling until sigma_log_a converges). 2026-11-29: the suite was 26.6 min on a fresh
 #: clone, so 02 (118 s) moved to `make validate` too, and 09 (agreement; posterior fits) starts there, as does 10
-#: (judges: two real-data fits, 279 s at full size).
+#: (judges: two real-data fits, 279 s at full size). 11 (labels: 76 s in fast mode with a warm cache) starts there too.
 SLOW_NOTEBOOKS = {"01_prmse_posterior_vs_closed_form.ipynb", "02_loukina2020_reproduction.ipynb", "04_bayesian_pairwise_and_preference_strength.ipynb",
                   "05_irt_item_diagnostics.ipynb", "06_rating_scales_and_dimensionality.ipynb", "07_planning_the_next_ratings.ipynb",
-                  "08_leaderboards.ipynb", "09_inter_rater_agreement.ipynb", "10_llm_judges.ipynb"}
+                  "08_leaderboards.ipynb", "09_inter_rater_agreement.ipynb", "10_llm_judges.ipynb",
+                  "11_categorical_labels.ipynb"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.slow] if p.name in SLOW_NOTEBOOKS else []) for p in NOTEBOOKS],
