@@ -24,6 +24,7 @@ FITS = {  # module attribute the command imports at call time -> what it fits
     "bayes_raters.pairwise.fit_pairwise": "pairwise model",
     "bayes_raters.facets.fit.fit_facets": "many-facet model",
     "bayes_raters.judges.fit_judges": "judges model",
+    "bayes_raters.labels.fit_labels": "labels model",
 }
 
 
@@ -44,7 +45,7 @@ def readme_commands(path: Path = CLI_PAGE) -> list[list[str]]:
 
 def fits(argv: list[str]) -> bool:
     command = argv[1]
-    return command in ("irt", "demo", "facets", "plan", "judges") or "--bayes" in argv or (command == "pairwise" and "--method" not in argv)
+    return command in ("irt", "demo", "facets", "plan", "judges", "labels") or "--bayes" in argv or (command == "pairwise" and "--method" not in argv)
 
 
 class _Stop(Exception):
@@ -64,7 +65,7 @@ def test_the_readme_block_covers_every_command_and_the_example_list():
     commands = readme_commands()
     assert commands[0][:2] == ["bayes-raters", "example"] and commands[1][0] == "cd"
     assert {c[1] for c in commands if c[0] == "bayes-raters"} == {"example", "prmse", "irt", "pairwise", "facets", "leaderboard", "plan",
-                                                                  "agreement", "judges", "demo"}
+                                                                  "agreement", "judges", "labels", "demo"}
     assert all(c[0] in ("bayes-raters", "cd") for c in commands)
     assert len(commands) >= 12
 
