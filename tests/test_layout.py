@@ -94,7 +94,7 @@ def test_the_library_never_imports_the_validation_package():
 
 
 #: The core: modules at the package's top level, which no family may be imported by.
-FAMILIES = ("ctt", "pairwise", "irt", "facets", "leaderboard", "cli", "examples")
+FAMILIES = ("ctt", "pairwise", "irt", "facets", "leaderboard", "judges", "labels", "agreement", "cli", "examples")
 
 
 def test_the_core_imports_no_family():
