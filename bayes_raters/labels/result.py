@@ -119,6 +119,20 @@ class LabelsResult(FitResult):
         frame["majority_share"] = majority.reindex(frame.index).fillna(0.0).to_numpy()
         return frame
 
+    def agreement(self) -> pd.Series:
+        """The agreement coefficients of :mod:`bayes_raters.agreement` on the same labels, beside
+        the model: Krippendorff's alpha (nominal) and Fleiss' kappa, and ``map_equals_majority``,
+        the share of items whose most probable class is their majority vote. An annotator's
+        repeated labels of one item count as separate codings (alpha and kappa take one label per
+        rater and unit)."""
+        from bayes_raters.agreement import fleiss_kappa, krippendorff_alpha
+
+        rows = self.data.rows.assign(rater=lambda r: r["annotator"] + "#" + r.groupby(["item", "annotator"]).cumcount().astype(str))
+        long = rows.rename(columns={"item": "response", "label": "score"})[["response", "rater", "score"]]
+        items = self.item_table()
+        return pd.Series({"krippendorff_alpha": krippendorff_alpha(long, level="nominal"), "fleiss_kappa": fleiss_kappa(long),
+                          "map_equals_majority": float((items["map_class"] == items["majority"]).mean())})
+
     def calibration_table(self, truth, bins: int = 10) -> pd.DataFrame:
         """The reliability table of the soft labels against known classes ``truth`` (a Series or
         dict item -> class, items the fit did not take as gold), its expected calibration error

@@ -155,3 +155,16 @@ def test_laplace_draws_at_scale_agree_with_nuts():
         a, b = getattr(laplace, table)(), getattr(nuts, table)()
         np.testing.assert_allclose(a["mean"], b["mean"], atol=0.25 * b["sd"].max())
         np.testing.assert_allclose(a["sd"], b["sd"], rtol=0.2)
+
+
+def test_agreement_coefficients_beside_the_model(result):
+    """Krippendorff's alpha and Fleiss' kappa of the same labels (the agreement family's
+    functions on the rows as they are) beside the share of items where the model's class is the
+    majority vote."""
+    from bayes_raters.agreement import fleiss_kappa, krippendorff_alpha
+
+    table = result.agreement()
+    long = result.data.rows.rename(columns={"item": "response", "annotator": "rater", "label": "score"})
+    assert table["krippendorff_alpha"] == pytest.approx(krippendorff_alpha(long, level="nominal"))
+    assert table["fleiss_kappa"] == pytest.approx(fleiss_kappa(long))
+    assert 0.05 < table["fleiss_kappa"] < 0.5 and 0.8 < table["map_equals_majority"] < 1.0  # kappa 0.18: a spammer, prevalence 0.6/0.3/0.1
