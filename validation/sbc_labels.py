@@ -1,5 +1,5 @@
-"""SBC configurations of the labels models (:mod:`bayes_raters.sbc`): Dawid-Skene, one-coin and
-MACE, each with its default priors (:mod:`bayes_raters.labels.model`: prevalence Dirichlet(3),
+"""SBC configurations of the labels models (:mod:`bayes_raters.sbc`): Dawid-Skene, one-coin,
+MACE and hierarchical (kinds: three humans, two LLMs), each with its default priors (:mod:`bayes_raters.labels.model`: prevalence Dirichlet(3),
 confusion rows Dirichlet with 4.8 on the diagonal and 1.6 elsewhere for three classes, accuracy
 and competence Beta(4.8, 3.2), MACE strategies Dirichlet(1)).
 
@@ -18,12 +18,15 @@ import numpy as np
 import pandas as pd
 
 from bayes_raters.labels import fit_labels
+from bayes_raters.labels.hierarchical import MU_SD, TAU_SD
 from bayes_raters.labels.model import PREVALENCE_CONCENTRATION, default_accuracy_prior, default_confusion_concentration, log_theta_of
 from bayes_raters.results import draw_categories
 from bayes_raters.sbc import Configuration
 
 #: items, annotators, classes, labels per item
 SIZE = (60, 5, 3, 3)
+#: The hierarchical model's annotator kinds: three humans, two LLMs.
+KINDS = {"0": "human", "1": "human", "2": "human", "3": "llm", "4": "llm"}
 
 
 def draw_parameters(rng: np.random.Generator, model: str) -> dict:
@@ -36,6 +39,14 @@ def draw_parameters(rng: np.random.Generator, model: str) -> dict:
         out["confusion"] = np.stack([np.stack([rng.dirichlet(rows[k]) for k in range(n_classes)]) for _ in range(n_annotators)])
     elif model == "one-coin":
         out["accuracy"] = rng.beta(a, b, n_annotators)
+    elif model == "hierarchical":
+        kind = np.asarray([0, 0, 0, 1, 1])
+        out["kind_mu"] = rng.normal(np.log(0.4 / (n_classes - 1) / 0.6), MU_SD, (2, n_classes, n_classes - 1))
+        out["kind_tau"] = np.abs(rng.normal(0, TAU_SD, 2))
+        off = out["kind_mu"][kind] + out["kind_tau"][kind][:, None, None] * rng.standard_normal((n_annotators, n_classes, n_classes - 1))
+        eta = np.zeros((n_annotators, n_classes, n_classes))
+        eta[:, ~np.eye(n_classes, dtype=bool)] = off.reshape(n_annotators, -1)
+        out["confusion"] = np.exp(eta) / np.exp(eta).sum(axis=-1, keepdims=True)
     else:
         out["competence"] = rng.beta(a, b, n_annotators)
         out["strategy"] = rng.dirichlet(np.ones(n_classes), n_annotators)
@@ -45,7 +56,11 @@ def draw_parameters(rng: np.random.Generator, model: str) -> dict:
 def tracked(values: dict, model: str) -> dict:
     """The ranked quantities from parameter values (truths or draws with leading axes)."""
     out = {"prevalence[0]": values["prevalence"][..., 0], "prevalence[2]": values["prevalence"][..., 2]}
-    if model == "dawid-skene":
+    if model == "hierarchical":
+        out |= {"confusion[0,0,0]": values["confusion"][..., 0, 0, 0], "confusion[3,1,1]": values["confusion"][..., 3, 1, 1],
+                "kind_mu[0,0,0]": values["kind_mu"][..., 0, 0, 0], "kind_tau[0]": values["kind_tau"][..., 0],
+                "kind_tau[1]": values["kind_tau"][..., 1]}
+    elif model == "dawid-skene":
         out |= {"confusion[0,0,0]": values["confusion"][..., 0, 0, 0], "confusion[0,1,0]": values["confusion"][..., 0, 1, 0],
                 "confusion[1,2,2]": values["confusion"][..., 1, 2, 2]}
     elif model == "one-coin":
@@ -71,15 +86,18 @@ def simulate_labels_sbc(rng: np.random.Generator, model: str):
 def fit_labels_sbc(table: pd.DataFrame, seed: int, model: str):
     """:func:`~bayes_raters.labels.fit_labels` with its defaults (all classes declared: a class
     no annotator used in a small data set is still a class)."""
-    result = fit_labels(table, model, classes=list(range(SIZE[2])), random_seed=seed, cores=1, progressbar=False)
-    posterior = result.posterior.sel(annotator=[str(a) for a in range(SIZE[1])])  # the fit orders annotators as they first appear
-    values = {name: posterior[name].transpose("chain", "draw", ...).values for name in ("prevalence", "confusion", "accuracy", "competence", "strategy")
-              if name in posterior}
+    kinds = KINDS if model == "hierarchical" else None
+    result = fit_labels(table, model, classes=list(range(SIZE[2])), annotator_kind=kinds, random_seed=seed, cores=1, progressbar=False)
+    posterior = result.posterior.sel(annotator=[str(a) for a in range(SIZE[1])])  # the fit orders annotators (and kinds) as they first appear
+    if model == "hierarchical":
+        posterior = posterior.sel(kind=["human", "llm"])
+    values = {name: posterior[name].transpose("chain", "draw", ...).values for name in ("prevalence", "confusion", "accuracy", "competence", "strategy",
+                                                                                   "kind_mu", "kind_tau") if name in posterior}
     return tracked(values, model), result.convergence
 
 
 LABELS_CONFIGURATIONS = {
     f"labels_{model.replace('-', '_')}": Configuration(f"labels_{model.replace('-', '_')}", functools.partial(simulate_labels_sbc, model=model),
                                                        functools.partial(fit_labels_sbc, model=model))
-    for model in ("dawid-skene", "one-coin", "mace")
+    for model in ("dawid-skene", "one-coin", "mace", "hierarchical")
 }

@@ -23,7 +23,7 @@ def with_derived(posterior: xr.Dataset, model: str, n_classes: int) -> xr.Datase
     ``accuracy`` (annotator): the probability that the annotator's label is the item's class,
     :math:`\\sum_k \\pi_k \\theta_{akk}`."""
     out = posterior.copy()
-    if model != "dawid-skene":
+    if model in ("one-coin", "mace"):
         names = ("accuracy",) if model == "one-coin" else ("competence", "strategy")
         values = {n: posterior[n].transpose("chain", "draw", ...).values for n in names}
         theta = np.exp(log_theta_of(values, model, n_classes))
@@ -41,9 +41,10 @@ def with_derived(posterior: xr.Dataset, model: str, n_classes: int) -> xr.Datase
 })
 def fit_labels(
     data: pd.DataFrame,
-    model: Literal["dawid-skene", "one-coin", "mace"] = "dawid-skene",
+    model: Literal["dawid-skene", "one-coin", "mace", "hierarchical"] = "dawid-skene",
     *,
     gold=None,
+    annotator_kind=None,
     classes=None,
     prevalence_concentration=None,
     confusion_concentration=None,
@@ -73,12 +74,15 @@ def fit_labels(
     data : pandas.DataFrame
         Labels, long: one row per label given (item, annotator, label); an annotator may label an
         item more than once.
-    model : {"dawid-skene", "one-coin", "mace"}
-        A full confusion matrix per annotator, one accuracy per annotator, or MACE (competence and
-        a guessing strategy per annotator).
+    model : {"dawid-skene", "one-coin", "mace", "hierarchical"}
+        A full confusion matrix per annotator, one accuracy per annotator, MACE (competence and
+        a guessing strategy per annotator), or full confusion matrices pooled toward a population
+        per annotator kind (:mod:`bayes_raters.labels.hierarchical`).
     gold : pandas.DataFrame, pandas.Series or dict, optional
         Known classes of some items (a table with the ``item`` and ``label`` columns, a Series
         indexed by item, or a dict): observed classes in the model.
+    annotator_kind : dict or pandas.Series, optional
+        ``"hierarchical"``: each annotator's kind (e.g. ``"human"``, ``"llm"``); None, one kind.
     classes : sequence, optional
         The classes in order (default: the labels seen, sorted); a label outside is an error.
     prevalence_concentration, confusion_concentration : array-like or float, optional
@@ -110,11 +114,12 @@ def fit_labels(
     table = labels_data(data, item=item, annotator=annotator, label=label, classes=classes)
     gold_index = None if gold is None else gold_classes(table, gold, item=item, label=label)
     pymc_model = build_labels_model(table, model, gold=gold_index, prevalence_concentration=prevalence_concentration,
-                                    confusion_concentration=confusion_concentration)
+                                    confusion_concentration=confusion_concentration, annotator_kind=annotator_kind)
+    start = majority_vote_start(table, model, n_kinds=len(set(pymc_model.labels["spec"].kinds)) or 1)
     idata, report = sample_model(
         pymc_model, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
         nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=0.8 if target_accept is None else target_accept,
-        progressbar=progressbar, what="labels model", initvals=majority_vote_start(table, model), inference=inference, extra_chains=chains,
+        progressbar=progressbar, what="labels model", initvals=start, inference=inference, extra_chains=chains,
     )
     posterior = with_derived(idata["posterior"].to_dataset(), model, len(table.classes))
     tree = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), **data_tree(table, gold_index)})

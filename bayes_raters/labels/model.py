@@ -21,7 +21,9 @@ Models (``model``):
   :math:`c_a \sim \operatorname{Beta}(a, b)` (its competence) and otherwise picks a label from its
   own strategy :math:`\xi_a \sim \operatorname{Dirichlet}(1)`:
   :math:`\theta_{akl} = c_a [k = l] + (1 - c_a)\xi_{al}`, so an annotator who answers at random
-  is told apart from one who errs by class.
+  is told apart from one who errs by class;
+- ``"hierarchical"``: confusion matrices pooled toward a population per annotator kind
+  (:mod:`bayes_raters.labels.hierarchical`).
 
 Priors and how the classes are identified. Every model is unchanged when the classes are
 permuted together with the rows of every confusion matrix (label switching); the data cannot tell
@@ -48,10 +50,11 @@ import pytensor.tensor as pt
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_spec import FitSpec
 from bayes_raters.labels.data import LabelsData
+from bayes_raters.labels.hierarchical import annotator_kinds, hierarchical_log_theta
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 
-Model = Literal["dawid-skene", "one-coin", "mace"]
-MODELS = ("dawid-skene", "one-coin", "mace")
+Model = Literal["dawid-skene", "one-coin", "mace", "hierarchical"]
+MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical")
 #: The default prevalence prior: Dirichlet with this concentration for every class.
 PREVALENCE_CONCENTRATION = 3.0
 #: The default confusion prior: each row's total Dirichlet concentration ...
@@ -115,7 +118,7 @@ def mace_log_theta(competence, strategy, n_classes: int, lib=pt):
 def log_theta_of(posterior, model: str, n_classes: int, lib=np):
     """The log confusion of ``model`` from its parameters (a mapping with the model's variables;
     NumPy arrays with leading draw axes are taken as they are for ``"dawid-skene"``)."""
-    if model == "dawid-skene":
+    if model in ("dawid-skene", "hierarchical"):
         return lib.log(posterior["confusion"])
     if model == "one-coin":
         return one_coin_log_theta(posterior["accuracy"], n_classes, lib)
@@ -126,12 +129,14 @@ def log_theta_of(posterior, model: str, n_classes: int, lib=np):
 class LabelsSpec(FitSpec):
     """What a labels model was fitted with: the model's name, the classes in order, and the prior
     concentrations as used (raveled: the prevalence's (classes,), the confusion's (classes x
-    labels) for ``"dawid-skene"`` or the Beta pair)."""
+    labels) for ``"dawid-skene"`` or the Beta pair; none for ``"hierarchical"``, whose priors are
+    fixed) and, for ``"hierarchical"``, each annotator's kind in the order of the annotators."""
 
     model: str = "dawid-skene"
     classes: tuple[str, ...] = ()
     prevalence_concentration: tuple[float, ...] = ()
     confusion_concentration: tuple[float, ...] = ()
+    kinds: tuple[str, ...] = ()
 
 
 def _concentration(value, default, shape) -> np.ndarray:
@@ -144,12 +149,22 @@ def _concentration(value, default, shape) -> np.ndarray:
     return out
 
 
-def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concentration=None, confusion_concentration=None) -> LabelsSpec:
+def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concentration=None, confusion_concentration=None,
+                annotator_kind=None) -> LabelsSpec:
     """The spec with the priors resolved (None: the defaults of the module docstring; one number:
-    every entry)."""
+    every entry) and the annotators' kinds (``"hierarchical"`` only)."""
     check_model(model)
     n_classes = len(data.classes)
     prevalence = _concentration(prevalence_concentration, PREVALENCE_CONCENTRATION, (n_classes,))
+    if model == "hierarchical":
+        if confusion_concentration is not None:
+            raise InvalidInputError("the hierarchical model's confusion prior is fixed (a population per annotator kind); "
+                                    "leave confusion_concentration=None.")
+        kinds, index = annotator_kinds(data, annotator_kind)
+        return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence)),
+                          kinds=tuple(kinds[i] for i in index))
+    if annotator_kind is not None:
+        raise InvalidInputError(f"annotator_kind pools confusion matrices by kind: it needs model='hierarchical', not {model!r}.")
     if model == "dawid-skene":
         confusion = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
     else:
@@ -159,15 +174,16 @@ def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concent
 
 
 def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: np.ndarray | None = None,
-                       prevalence_concentration=None, confusion_concentration=None, patterns: LabelPatterns | None = None) -> pm.Model:
+                       prevalence_concentration=None, confusion_concentration=None, annotator_kind=None,
+                       patterns: LabelPatterns | None = None) -> pm.Model:
     """The PyMC model of the module docstring (coords ``item``, ``annotator``, ``true_class``,
     ``label``), not sampled. ``gold``: (items,) each item's gold class index or -1
     (:func:`~bayes_raters.labels.data.gold_classes`). ``prevalence_concentration``: (classes,)
     or one number; ``confusion_concentration``: for ``"dawid-skene"`` (classes x labels) or one
     number, for ``"one-coin"`` and ``"mace"`` the Beta(a, b) pair or one number for both. None:
-    the defaults of the module docstring; 1: flat. The spec (:func:`labels_spec`) is on the
-    model as ``model.labels["spec"]``."""
-    spec = labels_spec(data, model, prevalence_concentration, confusion_concentration)
+    the defaults of the module docstring; 1: flat. ``annotator_kind`` (``"hierarchical"``): annotator
+    -> kind. The spec (:func:`labels_spec`) is on the model as ``model.labels["spec"]``."""
+    spec = labels_spec(data, model, prevalence_concentration, confusion_concentration, annotator_kind)
     n_classes, n_annotators = len(data.classes), len(data.annotators)
     patterns = label_patterns(data, gold) if patterns is None else patterns
     coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.classes)}
@@ -177,6 +193,9 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
             rows = np.reshape(spec.confusion_concentration, (n_classes, n_classes))
             confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_classes)), dims=("annotator", "true_class", "label"))
             log_theta = pt.log(confusion)
+        elif model == "hierarchical":
+            kinds = list(dict.fromkeys(spec.kinds))
+            log_theta = hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes)
         else:
             a, b = spec.confusion_concentration
             if model == "one-coin":
@@ -192,12 +211,13 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
     return labels_model
 
 
-def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: float = 1e-4) -> dict:
+def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: float = 1e-4, n_kinds: int = 1) -> dict:
     """A starting point off the symmetric saddle: each item's label shares as its class
     probabilities (the majority vote, soft), then the parameters they imply (one M-step of EM,
     as crowd-kit starts), every probability at least ``floor`` so that the transforms stay
     finite. At the symmetric point (every row uniform) the gradient vanishes by the classes'
-    exchangeability, and an optimiser started there stays."""
+    exchangeability, and an optimiser started there stays. ``n_kinds``: the hierarchical model's
+    number of annotator kinds."""
     n_classes = len(data.classes)
     soft = np.zeros((len(data.items), n_classes))
     np.add.at(soft, (data.item_index, data.label_index), 1.0)
@@ -211,6 +231,11 @@ def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: f
     accuracy = np.clip(np.einsum("akk->a", confusion) / n_classes, floor, 1 - floor)
     if model == "dawid-skene":
         return start | {"confusion": confusion}
+    if model == "hierarchical":  # every annotator at its kind's centre, the centre at the mean log-odds of the wrong labels
+        off = ~np.eye(n_classes, dtype=bool)
+        log_odds = (np.log(confusion) - np.log(np.einsum("akk->ak", confusion))[:, :, None])[:, off].reshape(len(confusion), n_classes, -1)
+        return start | {"kind_mu": np.broadcast_to(log_odds.mean(axis=0), (n_kinds, n_classes, n_classes - 1)).copy(),
+                        "kind_tau": np.full(n_kinds, 0.5), "confusion_z": np.zeros_like(log_odds)}
     if model == "one-coin":
         return start | {"accuracy": accuracy}
     strategy = np.maximum(confusion.mean(axis=1), floor)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels import calibration, checks
 from bayes_raters.labels.data import NO_GOLD, LabelsData, labels_data
 from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, soft_labels
@@ -104,7 +105,16 @@ class LabelsResult(FitResult):
         frame["r_hat"] = az.rhat(accuracy)["accuracy"].to_series()
         frame["ess_bulk"] = az.ess(accuracy, method="bulk")["accuracy"].to_series()
         frame["worse_than_chance"] = checks.worse_than_chance(self.posterior["accuracy"], len(d.classes)).to_series()
+        if self.spec.kinds:
+            frame.insert(0, "kind", pd.Series(self.spec.kinds, index=d.annotators).reindex(frame.index).to_numpy())
         return frame
+
+    def kind_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """``"hierarchical"``: one row per (kind, true_class, label), the kind's typical confusion
+        matrix (an annotator at the kind's centre; ``mean``, ``sd``, ``lower``, ``upper``)."""
+        if "kind_confusion" not in self.posterior:
+            raise InvalidInputError(f"kind_table needs model='hierarchical' (with annotator_kind=...); this fit is {self.model!r}.")
+        return interval_table(self.posterior["kind_confusion"], ci_prob, ("kind", "true_class", "label"))
 
     def confusion_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per (annotator, true_class, label): the probability that the annotator gives

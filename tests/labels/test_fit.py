@@ -168,3 +168,35 @@ def test_agreement_coefficients_beside_the_model(result):
     assert table["krippendorff_alpha"] == pytest.approx(krippendorff_alpha(long, level="nominal"))
     assert table["fleiss_kappa"] == pytest.approx(fleiss_kappa(long))
     assert 0.05 < table["fleiss_kappa"] < 0.5 and 0.8 < table["map_equals_majority"] < 1.0  # kappa 0.18: a spammer, prevalence 0.6/0.3/0.1
+
+
+def test_hierarchical_pools_confusions_by_annotator_kind(tmp_path):
+    """Eight annotators of two kinds (five humans, three LLMs), three labels per item: the fit
+    converges, seven of eight accuracy intervals cover their truth at 95% (pooling shrinks the
+    best annotator toward its kind), each kind's typical
+    confusion matrix favours the correct label, and the kinds survive save and load."""
+    sim = simulate_labels(n_items=300, n_annotators=8, n_classes=3, labels_per_item=3, random_seed=5)
+    kinds = {f"annotator{a}": ("llm" if a >= 5 else "human") for a in range(8)}
+    fitted = fit_labels(sim["labels"], "hierarchical", annotator_kind=kinds, random_seed=1, progressbar=False)
+    assert fitted.convergence.converged and fitted.convergence.divergences == 0
+    table = fitted.annotator_table(ci_prob=0.95).reindex(list(kinds))
+    truth = true_accuracy(sim)
+    inside = (table["lower"] < truth) & (truth < table["upper"])
+    assert inside.sum() >= 7, table.assign(truth=truth)  # the best human (0.842) sits just above its shrunk interval (upper 0.839)
+    assert np.abs(table["mean"] - truth).mean() < 0.05
+    assert table["kind"].tolist() == list(kinds.values())
+    typical = fitted.kind_table()["mean"].unstack("label")
+    for kind in ("human", "llm"):
+        rows = typical.loc[kind].to_numpy()
+        assert (rows.argmax(axis=1) == np.arange(3)).all()
+    loaded = LabelsResult.load(fitted.save(tmp_path / "hierarchical.nc"))
+    assert loaded.spec.kinds == fitted.spec.kinds and loaded.model == "hierarchical"
+
+
+def test_annotator_kinds_are_checked(sim, result):
+    with pytest.raises(InvalidInputError, match=r"without a kind: \['annotator1'"):
+        fit_labels(sim["labels"], "hierarchical", annotator_kind={"annotator0": "human"})
+    with pytest.raises(InvalidInputError, match="needs model='hierarchical'"):
+        fit_labels(sim["labels"], annotator_kind={"annotator0": "human"})
+    with pytest.raises(InvalidInputError, match="needs model='hierarchical'"):
+        result.kind_table()
