@@ -26,8 +26,11 @@ def add_parser(commands, command) -> None:
     column_options(labels, item="item id (both files)", annotator="annotator id", label="the label given (both files)")
     file_options(labels)
     model = labels.add_argument_group("model")
-    model.add_argument("--model", choices=["dawid-skene", "one-coin", "mace"], default="dawid-skene",
-                       help="a confusion matrix per annotator, one accuracy per annotator, or MACE (competence and a guessing strategy)")
+    model.add_argument("--model", choices=["dawid-skene", "one-coin", "mace", "hierarchical"], default="dawid-skene",
+                       help="a confusion matrix per annotator, one accuracy per annotator, MACE (competence and a guessing strategy), "
+                            "or confusion matrices pooled by annotator kind (with --kinds)")
+    model.add_argument("--kinds", metavar="FILE", default=None,
+                       help="CSV of each annotator's kind (annotator, kind), e.g. human or llm: with --model hierarchical")
     model.add_argument("--classes", nargs="+", default=None, metavar="CLASS", help="the classes in order (default: the labels seen)")
     model.add_argument("--inference", choices=["auto", "nuts", "laplace"], default="auto",
                        help="auto: importance-sampled Laplace draws where their check passes, NUTS otherwise")
@@ -39,7 +42,7 @@ def add_parser(commands, command) -> None:
 
 def _named_files(message: str, args: argparse.Namespace) -> str:
     """The package's table names followed by the files they came from."""
-    for table, path in (("labels", args.labels), ("gold", args.gold)):
+    for table, path in (("labels", args.labels), ("gold", args.gold), ("annotator_kind", args.kinds)):
         if path:
             message = message.replace(f"{table}:", f"{table} ({path}):")
     return message
@@ -52,18 +55,27 @@ def labels(args: argparse.Namespace) -> Output:
 
     rows = read_table(args.labels, args)
     gold = read_table(args.gold, args) if args.gold else None
+    kinds = None
+    if args.kinds:
+        table = read_table(args.kinds, args)
+        if not {args.annotator_column, "kind"} <= set(table.columns):
+            raise InvalidInputError(f"annotator_kind ({args.kinds}): needs the columns {args.annotator_column!r} and 'kind'; "
+                                    f"it has {list(table.columns)}.")
+        kinds = dict(zip(table[args.annotator_column].astype(str), table["kind"].astype(str), strict=True))
     try:
         with progress_on_stderr():
-            result = fit_labels(rows, args.model, gold=gold, classes=args.classes, inference=args.inference, item=args.item_column,
+            result = fit_labels(rows, args.model, gold=gold, annotator_kind=kinds, classes=args.classes, inference=args.inference, item=args.item_column,
                                 annotator=args.annotator_column, label=args.label_column, draws=args.draws, tune=args.tune,
                                 chains=args.chains, random_seed=args.seed, progressbar=progressbar(args))
     except InvalidInputError as error:
         raise InvalidInputError(_named_files(str(error), args)) from None
     tables = {"items": result.item_table(), "annotators": result.annotator_table(args.ci), "prevalence": result.prevalence_table(args.ci)}
+    if args.model == "hierarchical":
+        tables["kinds"] = result.kind_table(args.ci)
     if args.confusion:
         tables["confusion"] = result.confusion_table(args.ci)
     text = "\n\n".join(f"{name}:\n{text_table(table, 3)}" for name, table in tables.items())
-    keys = {"items": "item", "annotators": "annotator", "prevalence": "class", "confusion": "row"}
+    keys = {"items": "item", "annotators": "annotator", "prevalence": "class", "confusion": "row", "kinds": "row"}
     data = {name: records(table.reset_index() if table.index.nlevels > 1 else table, keys[name]) for name, table in tables.items()}
     data["convergence"] = convergence_record(result.convergence)
     data["inference"] = result.inference.to_dict()

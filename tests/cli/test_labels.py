@@ -48,3 +48,14 @@ def test_a_gold_item_without_labels_names_the_file(files, capsys):
 def test_a_wrong_column_gets_the_flag_in_the_advice(files, capsys):
     assert main(["labels", str(files / "labels.csv"), *FAST]) == EXIT_BAD_INPUT
     assert "--annotator-column" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")
+def test_hierarchical_with_a_kinds_file(files, capsys):
+    import pandas as pd
+
+    pd.DataFrame({"worker": [f"annotator{a}" for a in range(5)], "kind": ["human"] * 3 + ["llm"] * 2}).to_csv(files / "kinds.csv", index=False)
+    args = ["labels", str(files / "labels.csv"), "--model", "hierarchical", "--kinds", str(files / "kinds.csv"), *COLUMNS, *FAST, "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {row["kind"] for row in data["annotators"]} == {"human", "llm"} and len(data["kinds"]) == 2 * 3 * 3
