@@ -159,7 +159,8 @@ def test_the_tests_mirror_the_package():
 
 
 #: The model families, each a folder with the same file roles.
-FAMILIES_WITH_ROLES = ("ctt", "pairwise", "pairwise/arena", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets", "leaderboard")
+FAMILIES_WITH_ROLES = ("ctt", "pairwise", "pairwise/arena", "irt/binary", "irt/polytomous", "irt/multidimensional", "facets", "leaderboard",
+                       "judges", "labels")
 ROLES = ("model", "fit", "result", "simulate")
 
 

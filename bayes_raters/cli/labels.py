@@ -37,6 +37,9 @@ def add_parser(commands, command) -> None:
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--confusion", action="store_true", help="also print every annotator's confusion matrix")
     sampler_options(model, draws=1000)
+    labels.add_argument_group("planning the next labels").add_argument(
+        "--next", type=int, default=None, metavar="N",
+        help="also print the N items whose next label tells most about their class, the annotator to ask, and whether to stop")
     output_options(labels)
 
 
@@ -74,8 +77,10 @@ def labels(args: argparse.Namespace) -> Output:
         tables["kinds"] = result.kind_table(args.ci)
     if args.confusion:
         tables["confusion"] = result.confusion_table(args.ci)
+    if args.next:
+        tables["next"] = result.next_items(args.next)
     text = "\n\n".join(f"{name}:\n{text_table(table, 3)}" for name, table in tables.items())
-    keys = {"items": "item", "annotators": "annotator", "prevalence": "class", "confusion": "row", "kinds": "row"}
+    keys = {"items": "item", "annotators": "annotator", "prevalence": "class", "confusion": "row", "kinds": "row", "next": "item"}
     data = {name: records(table.reset_index() if table.index.nlevels > 1 else table, keys[name]) for name, table in tables.items()}
     data["convergence"] = convergence_record(result.convergence)
     data["inference"] = result.inference.to_dict()

@@ -143,6 +143,13 @@ class LabelsResult(FitResult):
         return pd.Series({"krippendorff_alpha": krippendorff_alpha(long, level="nominal"), "fleiss_kappa": fleiss_kappa(long),
                           "map_equals_majority": float((items["map_class"] == items["majority"]).mean())})
 
+    def next_items(self, n: int = 20, **kwargs) -> pd.DataFrame:
+        """The items whose next label tells most about their class, and whether to stop
+        (:func:`~bayes_raters.labels.plan.next_items`, same keywords)."""
+        from bayes_raters.labels import plan
+
+        return plan.next_items(self, n, **kwargs)
+
     def calibration_table(self, truth, bins: int = 10) -> pd.DataFrame:
         """The reliability table of the soft labels against known classes ``truth`` (a Series or
         dict item -> class, items the fit did not take as gold), its expected calibration error

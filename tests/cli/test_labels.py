@@ -27,10 +27,11 @@ FAST = ["--draws", "300", "--tune", "300", "--quiet", "--inference", "nuts"]
 
 @pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 300 draws: the tables' shape is tested
 def test_json_has_every_table_gold_and_the_convergence_record(files, capsys):
-    args = ["labels", str(files / "labels.csv"), "--gold", str(files / "gold.csv"), *COLUMNS, *FAST, "--json", "--confusion"]
+    args = ["labels", str(files / "labels.csv"), "--gold", str(files / "gold.csv"), *COLUMNS, *FAST, "--json", "--confusion", "--next", "5"]
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"items", "annotators", "prevalence", "confusion", "convergence", "inference"}
+    assert set(data) == {"items", "annotators", "prevalence", "confusion", "next", "convergence", "inference"}
+    assert len(data["next"]) == 5 and all(row["information"] >= 0 for row in data["next"])
     assert len(data["items"]) == 120 and len(data["annotators"]) == 5 and len(data["confusion"]) == 5 * 3 * 3
     gold = [row for row in data["items"] if row["gold"] is not None]
     assert len(gold) == 10 and all(row["map_class"] == row["gold"] and row["p_map"] == pytest.approx(1.0) for row in gold)
