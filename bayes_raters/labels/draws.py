@@ -17,7 +17,6 @@ import scipy.sparse
 import xarray as xr
 from scipy.special import logsumexp, softmax
 
-from bayes_raters.labels.model import log_theta_of
 from bayes_raters.labels.patterns import LabelPatterns
 
 #: Posterior draws per block of the NumPy evaluation.
@@ -30,12 +29,13 @@ def pattern_matrix(patterns: LabelPatterns, n_annotators: int, n_classes: int) -
                                    shape=(patterns.n_patterns, n_annotators * n_classes))
 
 
-def flat_draws(posterior: xr.Dataset, model: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+def flat_draws(posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """(draws, classes) log prevalence and (draws, annotators, classes, labels) log confusion,
-    chains stacked."""
-    stacked = {name: posterior[name].stack(sample=("chain", "draw")).transpose("sample", ...).values
-               for name in ("prevalence", "confusion", "accuracy", "competence", "strategy") if name in posterior}
-    return np.log(stacked["prevalence"]), log_theta_of(stacked, model, n_classes)
+    chains stacked; every model's posterior has ``confusion`` (the fit derives it where the model's
+    parameters are others, :func:`bayes_raters.labels.fit.with_derived`)."""
+    prevalence = posterior["prevalence"].stack(sample=("chain", "draw")).transpose("sample", "true_class").values
+    confusion = posterior["confusion"].stack(sample=("chain", "draw")).transpose("sample", "annotator", "true_class", "label").values
+    return np.log(prevalence), np.log(confusion)
 
 
 def pattern_by_class(matrix, log_prevalence: np.ndarray, log_theta: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -52,18 +52,19 @@ def blocks(n: int):
         yield slice(start, min(start + BLOCK, n))
 
 
-def class_probabilities(log_prevalence: np.ndarray, log_theta: np.ndarray, patterns: LabelPatterns) -> np.ndarray:
+def class_probabilities(log_prevalence: np.ndarray, log_theta: np.ndarray, patterns: LabelPatterns, matrix=None) -> np.ndarray:
     """(items, classes): each item's class probabilities at one value of the parameters
-    (``log_prevalence`` (classes,), ``log_theta`` (annotators, classes, labels))."""
+    (``log_prevalence`` (classes,), ``log_theta`` (annotators, classes, labels)); ``matrix``: the
+    :func:`pattern_matrix`, built here when not given (a caller looping over draws builds it once)."""
     n_annotators, n_classes = log_theta.shape[:2]
-    by_class = pattern_by_class(pattern_matrix(patterns, n_annotators, n_classes), log_prevalence[None], log_theta[None],
-                                patterns.gold_mask(n_classes))[0]
+    matrix = pattern_matrix(patterns, n_annotators, n_classes) if matrix is None else matrix
+    by_class = pattern_by_class(matrix, log_prevalence[None], log_theta[None], patterns.gold_mask(n_classes))[0]
     return softmax(by_class, axis=1)[patterns.item_pattern]
 
 
-def soft_labels(posterior: xr.Dataset, model: str, patterns: LabelPatterns, n_annotators: int, n_classes: int) -> np.ndarray:
+def soft_labels(posterior: xr.Dataset, patterns: LabelPatterns, n_annotators: int, n_classes: int) -> np.ndarray:
     """(items, classes): each item's posterior class probabilities, averaged over the draws."""
-    log_prevalence, log_theta = flat_draws(posterior, model, n_classes)
+    log_prevalence, log_theta = flat_draws(posterior)
     matrix, mask = pattern_matrix(patterns, n_annotators, n_classes), patterns.gold_mask(n_classes)
     total = np.zeros((patterns.n_patterns, n_classes))
     for part in blocks(len(log_prevalence)):
@@ -71,9 +72,9 @@ def soft_labels(posterior: xr.Dataset, model: str, patterns: LabelPatterns, n_an
     return (total / len(log_prevalence))[patterns.item_pattern]
 
 
-def item_log_likelihood(posterior: xr.Dataset, model: str, patterns: LabelPatterns, n_annotators: int, n_classes: int) -> np.ndarray:
+def item_log_likelihood(posterior: xr.Dataset, patterns: LabelPatterns, n_annotators: int, n_classes: int) -> np.ndarray:
     """(chain, draw, items): each item's log-likelihood (its labels, its class summed out) per draw."""
-    log_prevalence, log_theta = flat_draws(posterior, model, n_classes)
+    log_prevalence, log_theta = flat_draws(posterior)
     matrix, mask = pattern_matrix(patterns, n_annotators, n_classes), patterns.gold_mask(n_classes)
     out = np.concatenate([logsumexp(pattern_by_class(matrix, log_prevalence[part], log_theta[part], mask), axis=2)
                           for part in blocks(len(log_prevalence))])

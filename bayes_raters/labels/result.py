@@ -16,7 +16,7 @@ import xarray as xr
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels import calibration, checks
 from bayes_raters.labels.data import NO_GOLD, LabelsData, labels_data
-from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, soft_labels
+from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, pattern_matrix, soft_labels
 from bayes_raters.labels.model import LabelsSpec
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 from bayes_raters.persistence import dataset_to_frame, frame_to_dataset
@@ -58,7 +58,7 @@ class LabelsResult(FitResult):
 
     @property
     def model(self) -> str:
-        """``"dawid-skene"``, ``"one-coin"`` or ``"mace"``."""
+        """``"dawid-skene"``, ``"one-coin"``, ``"mace"`` or ``"hierarchical"``."""
         return self.spec.model
 
     @property
@@ -73,7 +73,7 @@ class LabelsResult(FitResult):
 
     @functools.cached_property
     def _soft(self) -> np.ndarray:
-        return soft_labels(self.posterior, self.model, self.patterns, len(self.data.annotators), len(self.data.classes))
+        return soft_labels(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes))
 
     def item_table(self) -> pd.DataFrame:
         """One row per item: ``n_labels``, ``majority`` (the most given label; ties to the first
@@ -161,7 +161,7 @@ class LabelsResult(FitResult):
         return table
 
     def _log_likelihood(self) -> xr.Dataset:
-        values = item_log_likelihood(self.posterior, self.model, self.patterns, len(self.data.annotators), len(self.data.classes))
+        values = item_log_likelihood(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes))
         return xr.Dataset({"labels": (("chain", "draw", "item"), values)},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values, "item": list(self.data.items)})
 
@@ -169,10 +169,10 @@ class LabelsResult(FitResult):
         """Per draw: each item's class from its class posterior given the draw's parameters, then
         each row's label from the annotator's confusion row of that class."""
         d = self.data
-        log_prevalence, log_theta = flat_draws(draws, self.model, len(d.classes))
-        replicates = []
+        log_prevalence, log_theta = flat_draws(draws)
+        matrix, replicates = pattern_matrix(self.patterns, len(d.annotators), len(d.classes)), []
         for s in range(len(log_prevalence)):
-            z = draw_categories(class_probabilities(log_prevalence[s], log_theta[s], self.patterns), rng)
+            z = draw_categories(class_probabilities(log_prevalence[s], log_theta[s], self.patterns, matrix), rng)
             replicates.append(draw_categories(np.exp(log_theta[s][d.annotator_index, z[d.item_index]]), rng))
         shape = (draws.sizes["chain"], draws.sizes["draw"], len(d.rows))
         return xr.Dataset({"label": (("chain", "draw", "row"), np.reshape(replicates, shape))},
