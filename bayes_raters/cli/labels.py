@@ -26,17 +26,18 @@ def add_parser(commands, command) -> None:
     column_options(labels, item="item id (both files)", annotator="annotator id", label="the label given (both files)")
     file_options(labels)
     model = labels.add_argument_group("model")
-    model.add_argument("--model", choices=["dawid-skene", "one-coin", "mace", "hierarchical"], default="dawid-skene",
+    model.add_argument("--model", choices=["dawid-skene", "one-coin", "mace", "hierarchical", "correlated"], default="dawid-skene",
                        help="a confusion matrix per annotator, one accuracy per annotator, MACE (competence and a guessing strategy), "
-                            "or confusion matrices pooled by annotator kind (with --kinds)")
+                            "confusion matrices pooled by annotator kind (with --kinds), or annotators of one kind erring together "
+                            "(with --kinds; annotators left out err independently)")
     model.add_argument("--kinds", metavar="FILE", default=None,
-                       help="CSV of each annotator's kind (annotator, kind), e.g. human or llm: with --model hierarchical")
+                       help="CSV of each annotator's kind (annotator, kind), e.g. human or llm: with --model hierarchical or correlated")
     model.add_argument("--classes", nargs="+", default=None, metavar="CLASS", help="the classes in order (default: the labels seen)")
     model.add_argument("--inference", choices=["auto", "nuts", "laplace"], default="auto",
                        help="auto: importance-sampled Laplace draws where their check passes, NUTS otherwise")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--confusion", action="store_true", help="also print every annotator's confusion matrix")
-    sampler_options(model, draws=1000)
+    sampler_options(model, draws=None, draws_help="posterior draws per chain: 1000, 2000 for hierarchical")
     labels.add_argument_group("planning the next labels").add_argument(
         "--next", type=int, default=None, metavar="N",
         help="also print the N items whose next label tells most about their class, the annotator to ask, and whether to stop")
@@ -73,7 +74,7 @@ def labels(args: argparse.Namespace) -> Output:
     except InvalidInputError as error:
         raise InvalidInputError(_named_files(str(error), args)) from None
     tables = {"items": result.item_table(), "annotators": result.annotator_table(args.ci), "prevalence": result.prevalence_table(args.ci)}
-    if args.model == "hierarchical":
+    if args.model in ("hierarchical", "correlated"):
         tables["kinds"] = result.kind_table(args.ci)
     if args.confusion:
         tables["confusion"] = result.confusion_table(args.ci)

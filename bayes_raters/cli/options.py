@@ -46,9 +46,10 @@ def file_options(command: argparse.ArgumentParser) -> None:
     files.add_argument("--encoding", default="utf-8", metavar="NAME", help="text encoding, e.g. latin-1 or cp1252")
 
 
-def sampler_options(group, *, draws: int) -> None:
-    """Add ``--draws`` (default ``draws``), ``--tune``, ``--chains`` and ``--seed`` to ``group``."""
-    group.add_argument("--draws", type=int, metavar="N", default=draws, help="posterior draws per chain")
+def sampler_options(group, *, draws: int | None, draws_help: str = "posterior draws per chain") -> None:
+    """Add ``--draws`` (default ``draws``; None: the fit's, which ``draws_help`` states), ``--tune``,
+    ``--chains`` and ``--seed`` to ``group``."""
+    group.add_argument("--draws", type=int, metavar="N", default=draws, help=draws_help)
     group.add_argument("--tune", type=int, metavar="N", default=1000, help="warm-up draws per chain")
     group.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
     group.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")

@@ -23,7 +23,9 @@ Models (``model``):
   :math:`\theta_{akl} = c_a [k = l] + (1 - c_a)\xi_{al}`, so an annotator who answers at random
   is told apart from one who errs by class;
 - ``"hierarchical"``: confusion matrices pooled toward a population per annotator kind
-  (:mod:`bayes_raters.labels.hierarchical`).
+  (:mod:`bayes_raters.labels.hierarchical`);
+- ``"correlated"``: annotators of one kind share a reading of each item, so their errors
+  coincide (:mod:`bayes_raters.labels.correlated`).
 
 Priors and how the classes are identified. Every model is unchanged when the classes are
 permuted together with the rows of every confusion matrix (label switching); the data cannot tell
@@ -49,12 +51,13 @@ import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_spec import FitSpec
+from bayes_raters.labels.correlated import correlated_log_likelihood, correlated_parameters, kind_reading_concentration, reading_kinds
 from bayes_raters.labels.data import LabelsData
 from bayes_raters.labels.hierarchical import annotator_kinds, hierarchical_log_theta
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 
-Model = Literal["dawid-skene", "one-coin", "mace", "hierarchical"]
-MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical")
+Model = Literal["dawid-skene", "one-coin", "mace", "hierarchical", "correlated"]
+MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical", "correlated")
 #: The default prevalence prior: Dirichlet with this concentration for every class.
 PREVALENCE_CONCENTRATION = 3.0
 #: The default confusion prior: each row's total Dirichlet concentration ...
@@ -118,7 +121,7 @@ def mace_log_theta(competence, strategy, n_classes: int, lib=pt):
 def log_theta_of(posterior, model: str, n_classes: int, lib=np):
     """The log confusion of ``model`` from its parameters (a mapping with the model's variables;
     NumPy arrays with leading draw axes are taken as they are for ``"dawid-skene"``)."""
-    if model in ("dawid-skene", "hierarchical"):
+    if model in ("dawid-skene", "hierarchical", "correlated"):
         return lib.log(posterior["confusion"])
     if model == "one-coin":
         return one_coin_log_theta(posterior["accuracy"], n_classes, lib)
@@ -129,8 +132,9 @@ def log_theta_of(posterior, model: str, n_classes: int, lib=np):
 class LabelsSpec(FitSpec):
     """What a labels model was fitted with: the model's name, the classes in order, and the prior
     concentrations as used (raveled: the prevalence's (classes,), the confusion's (classes x
-    labels) for ``"dawid-skene"`` or the Beta pair; none for ``"hierarchical"``, whose priors are
-    fixed) and, for ``"hierarchical"``, each annotator's kind in the order of the annotators."""
+    labels) for ``"dawid-skene"`` and ``"correlated"`` (its reading confusion) or the Beta pair;
+    none for ``"hierarchical"``, whose priors are fixed) and, for ``"hierarchical"`` and
+    ``"correlated"``, each annotator's kind in the order of the annotators."""
 
     model: str = "dawid-skene"
     classes: tuple[str, ...] = ()
@@ -163,14 +167,20 @@ def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concent
         kinds, index = annotator_kinds(data, annotator_kind)
         return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence)),
                           kinds=tuple(kinds[i] for i in index))
-    if annotator_kind is not None:
-        raise InvalidInputError(f"annotator_kind pools confusion matrices by kind: it needs model='hierarchical', not {model!r}.")
-    if model == "dawid-skene":
+    kinds = ()
+    if model == "correlated":
+        if annotator_kind is None:
+            raise InvalidInputError("model='correlated' needs annotator_kind (annotator -> kind): the annotators of a kind share "
+                                    "their misreadings of an item.")
+        kinds = reading_kinds(data.annotators, annotator_kind)
+    elif annotator_kind is not None:
+        raise InvalidInputError(f"annotator_kind groups annotators by kind: it needs model='hierarchical' or 'correlated', not {model!r}.")
+    if model in ("dawid-skene", "correlated"):
         confusion = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
     else:
         confusion = _concentration(confusion_concentration, default_accuracy_prior(), (2,))
     return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence.ravel())),
-                      confusion_concentration=tuple(map(float, confusion.ravel())))
+                      confusion_concentration=tuple(map(float, confusion.ravel())), kinds=kinds)
 
 
 def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: np.ndarray | None = None,
@@ -180,16 +190,19 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
     ``label``), not sampled. ``gold``: (items,) each item's gold class index or -1
     (:func:`~bayes_raters.labels.data.gold_classes`). ``prevalence_concentration``: (classes,)
     or one number; ``confusion_concentration``: for ``"dawid-skene"`` (classes x labels) or one
-    number, for ``"one-coin"`` and ``"mace"`` the Beta(a, b) pair or one number for both. None:
-    the defaults of the module docstring; 1: flat. ``annotator_kind`` (``"hierarchical"``): annotator
-    -> kind. The spec (:func:`labels_spec`) is on the model as ``model.labels["spec"]``."""
+    number, for ``"one-coin"`` and ``"mace"`` the Beta(a, b) pair or one number for both, for
+    ``"correlated"`` the reading confusion's rows. None: the defaults of the module docstring; 1:
+    flat. ``annotator_kind`` (``"hierarchical"``, ``"correlated"``): annotator -> kind. The spec
+    (:func:`labels_spec`) is on the model as ``model.labels["spec"]``."""
     spec = labels_spec(data, model, prevalence_concentration, confusion_concentration, annotator_kind)
     n_classes, n_annotators = len(data.classes), len(data.annotators)
     patterns = label_patterns(data, gold) if patterns is None else patterns
     coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.classes)}
     with pm.Model(coords=coords) as labels_model:
         prevalence = pm.Dirichlet("prevalence", np.asarray(spec.prevalence_concentration), dims="true_class")
-        if model == "dawid-skene":
+        if model == "correlated":
+            pass  # its parameters come with the likelihood, below
+        elif model == "dawid-skene":
             rows = np.reshape(spec.confusion_concentration, (n_classes, n_classes))
             confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_classes)), dims=("annotator", "true_class", "label"))
             log_theta = pt.log(confusion)
@@ -205,7 +218,14 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
                 strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_classes)), dims=("annotator", "label"))
                 log_theta = mace_log_theta(competence, strategy, n_classes)
         inputs = graph_inputs(patterns, n_classes)
-        by_class = pt.log(prevalence)[None, :] + inputs["mask"] + pattern_log_likelihood(log_theta, inputs, n_classes)
+        if model == "correlated":
+            kinds = list(dict.fromkeys(spec.kinds))
+            log_layer, log_theta, kind_of = correlated_parameters(kinds, np.asarray([kinds.index(k) for k in spec.kinds]),
+                                                                  np.reshape(spec.confusion_concentration, (n_classes, n_classes)), n_classes)
+            labels_term = correlated_log_likelihood(log_layer, log_theta, kind_of, inputs, len(kinds), n_classes)
+        else:
+            labels_term = pattern_log_likelihood(log_theta, inputs, n_classes)
+        by_class = pt.log(prevalence)[None, :] + inputs["mask"] + labels_term
         pm.Potential("labels_loglik", pt.sum(inputs["weight"] * pt.logsumexp(by_class, axis=1)))
     labels_model.labels = {"data": data, "spec": spec, "patterns": patterns}
     return labels_model
@@ -217,7 +237,7 @@ def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: f
     as crowd-kit starts), every probability at least ``floor`` so that the transforms stay
     finite. At the symmetric point (every row uniform) the gradient vanishes by the classes'
     exchangeability, and an optimiser started there stays. ``n_kinds``: the hierarchical model's
-    number of annotator kinds."""
+    number of annotator kinds, the correlated model's number of kinds that share a reading."""
     n_classes = len(data.classes)
     soft = np.zeros((len(data.items), n_classes))
     np.add.at(soft, (data.item_index, data.label_index), 1.0)
@@ -231,6 +251,10 @@ def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: f
     accuracy = np.clip(np.einsum("akk->a", confusion) / n_classes, floor, 1 - floor)
     if model == "dawid-skene":
         return start | {"confusion": confusion}
+    if model == "correlated":  # every kind reads the class (its reading matrix at the prior mean), annotators as Dawid-Skene
+        phi = kind_reading_concentration(n_classes)
+        return start | {"reading_confusion": confusion, "kind_reading": np.broadcast_to(phi / phi.sum(axis=1, keepdims=True),
+                                                                                          (n_kinds, n_classes, n_classes)).copy()}
     if model == "hierarchical":  # every annotator at its kind's centre, the centre at the mean log-odds of the wrong labels
         off = ~np.eye(n_classes, dtype=bool)
         log_odds = (np.log(confusion) - np.log(np.einsum("akk->ak", confusion))[:, :, None])[:, off].reshape(len(confusion), n_classes, -1)

@@ -15,6 +15,7 @@ import xarray as xr
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels import calibration, checks
+from bayes_raters.labels.correlated import draw_readings
 from bayes_raters.labels.data import NO_GOLD, LabelsData, labels_data
 from bayes_raters.labels.draws import class_probabilities, flat_draws, item_log_likelihood, pattern_matrix, soft_labels
 from bayes_raters.labels.model import LabelsSpec
@@ -58,7 +59,7 @@ class LabelsResult(FitResult):
 
     @property
     def model(self) -> str:
-        """``"dawid-skene"``, ``"one-coin"``, ``"mace"`` or ``"hierarchical"``."""
+        """``"dawid-skene"``, ``"one-coin"``, ``"mace"``, ``"hierarchical"`` or ``"correlated"``."""
         return self.spec.model
 
     @property
@@ -73,7 +74,7 @@ class LabelsResult(FitResult):
 
     @functools.cached_property
     def _soft(self) -> np.ndarray:
-        return soft_labels(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes))
+        return soft_labels(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes), self.spec.kinds)
 
     def item_table(self) -> pd.DataFrame:
         """One row per item: ``n_labels``, ``majority`` (the most given label; ties to the first
@@ -111,9 +112,14 @@ class LabelsResult(FitResult):
 
     def kind_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """``"hierarchical"``: one row per (kind, true_class, label), the kind's typical confusion
-        matrix (an annotator at the kind's centre; ``mean``, ``sd``, ``lower``, ``upper``)."""
+        matrix (an annotator at the kind's centre). ``"correlated"``: one row per (shared_kind,
+        true_class, reading), the probability that the kind reads an item of the class as
+        ``reading`` (off the diagonal: the errors its annotators share). Columns ``mean``, ``sd``,
+        ``lower``, ``upper``."""
+        if "kind_reading" in self.posterior:
+            return interval_table(self.posterior["kind_reading"], ci_prob, ("shared_kind", "true_class", "reading"))
         if "kind_confusion" not in self.posterior:
-            raise InvalidInputError(f"kind_table needs model='hierarchical' (with annotator_kind=...); this fit is {self.model!r}.")
+            raise InvalidInputError(f"kind_table needs model='hierarchical' or 'correlated' (with annotator_kind=...); this fit is {self.model!r}.")
         return interval_table(self.posterior["kind_confusion"], ci_prob, ("kind", "true_class", "label"))
 
     def confusion_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -161,19 +167,26 @@ class LabelsResult(FitResult):
         return table
 
     def _log_likelihood(self) -> xr.Dataset:
-        values = item_log_likelihood(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes))
+        values = item_log_likelihood(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes), self.spec.kinds)
         return xr.Dataset({"labels": (("chain", "draw", "item"), values)},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values, "item": list(self.data.items)})
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
         """Per draw: each item's class from its class posterior given the draw's parameters, then
-        each row's label from the annotator's confusion row of that class."""
+        each row's label from the annotator's confusion row of that class (``"correlated"``: each
+        kind's reading of the item from its reading matrix, then the label from the annotator's
+        reading confusion)."""
         d = self.data
-        log_prevalence, log_theta = flat_draws(draws)
+        parameters = flat_draws(draws, self.spec.kinds)
         matrix, replicates = pattern_matrix(self.patterns, len(d.annotators), len(d.classes)), []
-        for s in range(len(log_prevalence)):
-            z = draw_categories(class_probabilities(log_prevalence[s], log_theta[s], self.patterns, matrix), rng)
-            replicates.append(draw_categories(np.exp(log_theta[s][d.annotator_index, z[d.item_index]]), rng))
+        for s in range(len(parameters)):
+            one = parameters[s:s + 1]
+            z = draw_categories(class_probabilities(one, self.patterns, matrix), rng)
+            if one.layer is not None:
+                z = draw_readings(one.layer[0], z, rng)[d.item_index, one.kind_index[d.annotator_index]]
+            else:
+                z = z[d.item_index]
+            replicates.append(draw_categories(np.exp(one.log_theta[0][d.annotator_index, z]), rng))
         shape = (draws.sizes["chain"], draws.sizes["draw"], len(d.rows))
         return xr.Dataset({"label": (("chain", "draw", "row"), np.reshape(replicates, shape))},
                           coords={"chain": draws["chain"].values, "draw": draws["draw"].values})

@@ -60,3 +60,15 @@ def test_hierarchical_with_a_kinds_file(files, capsys):
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert {row["kind"] for row in data["annotators"]} == {"human", "llm"} and len(data["kinds"]) == 2 * 3 * 3
+
+
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 300 draws: the tables' shape is tested
+def test_correlated_with_a_kinds_file_that_leaves_the_humans_out(files, capsys):
+    import pandas as pd
+
+    pd.DataFrame({"worker": ["annotator3", "annotator4"], "kind": ["llm", "llm"]}).to_csv(files / "llm_kinds.csv", index=False)
+    args = ["labels", str(files / "labels.csv"), "--model", "correlated", "--kinds", str(files / "llm_kinds.csv"), *COLUMNS, *FAST, "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {row["kind"] for row in data["annotators"]} == {"llm", "alone:annotator0", "alone:annotator1", "alone:annotator2"}
+    assert len(data["kinds"]) == 3 * 3 and {row["shared_kind"] for row in data["kinds"]} == {"llm"}

@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.labels.data import labels_data
-from bayes_raters.labels.draws import class_probabilities, pattern_by_class, pattern_matrix
+from bayes_raters.labels.draws import ParameterDraws, class_probabilities, pattern_by_class, pattern_matrix
 from bayes_raters.labels.model import build_labels_model, mace_log_theta, majority_vote_start
 from bayes_raters.labels.patterns import label_patterns
 
@@ -73,7 +73,7 @@ def test_crowdkits_dawid_skene_estimate_is_a_mode_and_not_the_highest(anaesthesi
     point = mode(build_labels_model(anaesthesia, **FLAT), start)
     np.testing.assert_allclose(point["prevalence"], ours["prevalence"], atol=2e-3)
     np.testing.assert_allclose(point["confusion"], np.asarray(ours["confusion"]), atol=5e-3)
-    soft = class_probabilities(np.log(floored(ours["prevalence"], 1e-300)), np.log(floored(ours["confusion"], 1e-300)),
+    soft = class_probabilities(ParameterDraws(np.log(floored(ours["prevalence"], 1e-300))[None], np.log(floored(ours["confusion"], 1e-300))[None]),
                                label_patterns(anaesthesia))
     expected = np.asarray([ours["probas"][item] for item in anaesthesia.items])
     np.testing.assert_allclose(soft, expected, atol=0.02)  # crowd-kit's probas_ are 0.0125 at most from its parameters' E-step
@@ -115,7 +115,7 @@ def test_crowdkits_mace_estimate_is_a_mode(anaesthesia):
     np.testing.assert_allclose(moved["competence"], competence, atol=2e-3)
     np.testing.assert_allclose(moved["strategy"], np.asarray(ours["strategy"]), atol=2e-3)
     theta = np.log(competence[:, None, None] * np.eye(4) + (1 - competence)[:, None, None] * strategy[:, None, :])
-    soft = class_probabilities(np.log(np.full(4, 0.25)), theta, label_patterns(anaesthesia))
+    soft = class_probabilities(ParameterDraws(np.log(np.full((1, 4), 0.25)), theta[None]), label_patterns(anaesthesia))
     np.testing.assert_allclose(soft, np.asarray([ours["probas"][item] for item in anaesthesia.items]), atol=1e-3)
     assert abs(ours["competence_rows_as_read"][0] - competence[0]) > 0.05
     # a local maximum of the likelihood: 100 random nearby points are all lower
