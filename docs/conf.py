@@ -80,7 +80,8 @@ API_PAGES = {
                "human ratings on a few: judges calibrated against the true score, their bias by system, and the PPI "
                "baselines beside.", [("bayes_raters.judges", None)]),
     "labels": ("Categorical labels", "Each item's true class, each annotator's confusion matrix and the prevalence from "
-               "categorical labels of several annotators (Dawid-Skene, one-coin, MACE), gold items as observed classes.",
+               "categorical labels of several annotators (Dawid-Skene, one-coin, MACE, pooled by annotator kind, annotators "
+               "of one kind erring together), gold items as observed classes, labels that are not classes.",
                [("bayes_raters.labels", None)]),
     "core": ("Results, data, errors and calibration", "What every family shares: the result protocol, the convergence "
              "report, long tables, errors and warnings, and simulation-based calibration.",

@@ -7,7 +7,8 @@ calibration of the soft labels against gold (reliability table, expected calibra
 - DICES-350 (Aroyo et al. 2023): 350 conversations x 123 crowd labels "unsafe?" (No / Unsure / Yes),
   expert gold (No / Yes); no rater identity, so one pooled crowd annotator who labels each item
   123 times (its confusion matrix is the crowd's). Gold has no "Unsure": an item whose most
-  probable class is "Unsure" counts as wrong.
+  probable class is "Unsure" counts as wrong. ``dices350_unsure``: the same labels with the classes
+  No / Yes and "Unsure" a label that is not a class (``other_labels``), as the gold has them.
 - The caries patterns (Espeland & Handelman 1989): 3,869 teeth x 5 dentists, binary, no gold:
   the prevalence beside crowd-kit's Dawid-Skene.
 
@@ -52,7 +53,9 @@ def caries() -> tuple[pd.DataFrame, None]:
     return long, None
 
 
-SETS = {"bluebirds": bluebirds, "dices350": dices350, "caries": caries}
+SETS = {"bluebirds": bluebirds, "dices350": dices350, "dices350_unsure": dices350, "caries": caries}
+#: Fit options per set: DICES-350 with "Unsure" as a label that is not a class (gold is No / Yes).
+OPTIONS = {"dices350_unsure": {"classes": ["No", "Yes"], "other_labels": ["Unsure"]}}
 
 
 def evaluate(name: str, model: str, seed: int = 1) -> dict:
@@ -61,7 +64,7 @@ def evaluate(name: str, model: str, seed: int = 1) -> dict:
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = fit_labels(labels, model, random_seed=seed, progressbar=False)
+        result = fit_labels(labels, model, random_seed=seed, progressbar=False, **OPTIONS.get(name, {}))
     row = {"set": name, "model": model, "seconds": round(time.perf_counter() - start, 1), "path": result.inference.path,
            "converged": result.convergence.converged, "max_r_hat": round(result.convergence.max_r_hat, 4),
            "divergences": result.convergence.divergences, "warnings": len(caught)}
@@ -85,7 +88,8 @@ def main() -> None:
     for name in args.sets:
         for model in args.models:
             print(evaluate(name, model), flush=True)
-        print(f"  crowd-kit: { {method: entry for method, entry in reference[name].items() if isinstance(entry, dict)} }", flush=True)
+        known = reference.get(name.removesuffix("_unsure"), {})
+        print(f"  crowd-kit: { {method: entry for method, entry in known.items() if isinstance(entry, dict)} }", flush=True)
 
 
 if __name__ == "__main__":

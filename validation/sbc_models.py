@@ -319,7 +319,7 @@ CONFIGURATIONS = {
     **POLYTOMOUS_CONFIGURATIONS,  # GRM and GPCM (validation.sbc_polytomous)
     **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (validation.sbc_mirt_facets)
     **JUDGES_CONFIGURATIONS,  # LLM judges against noisy humans, unit scales (validation.sbc_judges)
-    **LABELS_CONFIGURATIONS,  # Dawid-Skene, one-coin and MACE with their default priors (validation.sbc_labels)
+    **LABELS_CONFIGURATIONS,  # Dawid-Skene, one-coin, MACE, hierarchical, correlated with their default priors (validation.sbc_labels)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise_for_sbc),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise_for_sbc

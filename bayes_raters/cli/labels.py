@@ -33,6 +33,8 @@ def add_parser(commands, command) -> None:
     model.add_argument("--kinds", metavar="FILE", default=None,
                        help="CSV of each annotator's kind (annotator, kind), e.g. human or llm: with --model hierarchical or correlated")
     model.add_argument("--classes", nargs="+", default=None, metavar="CLASS", help="the classes in order (default: the labels seen)")
+    model.add_argument("--other-labels", nargs="+", default=None, metavar="LABEL",
+                       help="labels that are not classes (e.g. Unsure): each confusion matrix gets a column for each")
     model.add_argument("--inference", choices=["auto", "nuts", "laplace"], default="auto",
                        help="auto: importance-sampled Laplace draws where their check passes, NUTS otherwise")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
@@ -68,7 +70,8 @@ def labels(args: argparse.Namespace) -> Output:
         kinds = dict(zip(table[args.annotator_column].astype(str), table["kind"].astype(str), strict=True))
     try:
         with progress_on_stderr():
-            result = fit_labels(rows, args.model, gold=gold, annotator_kind=kinds, classes=args.classes, inference=args.inference, item=args.item_column,
+            result = fit_labels(rows, args.model, gold=gold, annotator_kind=kinds, classes=args.classes, other_labels=args.other_labels,
+                                inference=args.inference, item=args.item_column,
                                 annotator=args.annotator_column, label=args.label_column, draws=args.draws, tune=args.tune,
                                 chains=args.chains, random_seed=args.seed, progressbar=progressbar(args))
     except InvalidInputError as error:

@@ -30,10 +30,11 @@ shipped copies against it):
   favours ``gen-a`` by half a true-score SD), 15% of the stories rated 1-5 by two of 6 human
   annotators (``story_id``, ``annotator``, ``score``), and each story's generator (``story_id``,
   ``generator``) (:func:`bayes_raters.judges.simulate_judges`).
-* ``sentiment_labels.csv``, ``sentiment_gold.csv``: 300 texts labelled negative/neutral/positive by
-  three of five annotators (two humans, three LLMs whose errors coincide on a third of the texts):
-  ``text_id``, ``annotator``, ``sentiment``; and the known sentiment of 30 texts (``text_id``,
-  ``sentiment``) (:func:`bayes_raters.labels.simulate_labels`).
+* ``sentiment_labels.csv``, ``sentiment_gold.csv``, ``sentiment_kinds.csv``: 300 texts labelled
+  negative/neutral/positive by three of five annotators (two humans, three LLMs whose errors
+  coincide on a third of the texts): ``text_id``, ``annotator``, ``sentiment``; the known sentiment
+  of 30 texts (``text_id``, ``sentiment``); and the LLMs' kind (``annotator``, ``kind``), for
+  ``--model correlated`` (:func:`bayes_raters.labels.simulate_labels`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import pandas as pd
 
 FILES = ("human_scores.csv", "machine_scores.csv", "scores_wide.csv", "answers.csv", "comparisons.csv", "comparison_counts.csv",
          "essay_facets.csv", "essay_engine.csv", "arena_votes.csv", "story_ratings.csv", "llm_judge_scores.csv", "story_systems.csv",
-         "sentiment_labels.csv", "sentiment_gold.csv")
+         "sentiment_labels.csv", "sentiment_gold.csv", "sentiment_kinds.csv")
 SEED = 2026
 
 
@@ -150,8 +151,9 @@ def _judges() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     return ratings, scores, systems
 
 
-def _labels() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """300 texts, three labels each from five annotators (the last three err together), 30 with gold."""
+def _labels() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """300 texts, three labels each from five annotators (the last three err together), 30 with
+    gold, and the three LLMs' kind."""
     from bayes_raters.labels import simulate_labels
 
     sim = simulate_labels(300, 5, 3, prevalence=[0.3, 0.3, 0.4], labels_per_item=3, correlated=3, correlation=0.33, random_seed=SEED)
@@ -161,7 +163,8 @@ def _labels() -> tuple[pd.DataFrame, pd.DataFrame]:
     labels = pd.DataFrame({"text_id": sim["labels"]["item"].map(text), "annotator": sim["labels"]["annotator"].map(names),
                            "sentiment": sentiment[sim["labels"]["label"].to_numpy()]})
     gold = sim["classes"].iloc[:30]
-    return labels, pd.DataFrame({"text_id": gold.index.map(text), "sentiment": sentiment[gold.to_numpy()]})
+    kinds = pd.DataFrame({"annotator": ["llm-a", "llm-b", "llm-c"], "kind": "llm"})
+    return labels, pd.DataFrame({"text_id": gold.index.map(text), "sentiment": sentiment[gold.to_numpy()]}), kinds
 
 
 def make_examples(folder: str | Path) -> list[Path]:
@@ -181,7 +184,7 @@ def make_examples(folder: str | Path) -> list[Path]:
     tables["essay_facets.csv"], tables["essay_engine.csv"] = _facets()
     tables["arena_votes.csv"] = _arena()
     tables["story_ratings.csv"], tables["llm_judge_scores.csv"], tables["story_systems.csv"] = _judges()
-    tables["sentiment_labels.csv"], tables["sentiment_gold.csv"] = _labels()
+    tables["sentiment_labels.csv"], tables["sentiment_gold.csv"], tables["sentiment_kinds.csv"] = _labels()
     for name, table in tables.items():
         table.to_csv(folder / name, index=False)
     return [folder / name for name in FILES]

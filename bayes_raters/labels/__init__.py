@@ -1,6 +1,7 @@
 """Categorical labels from several annotators per item, human and LLM: the Dawid-Skene family
-(Dawid-Skene, one-coin, MACE), each item's class summed out exactly, gold items as observed
-classes (:func:`fit_labels`; the card is ``models/labels.md``)."""
+(Dawid-Skene, one-coin, MACE, pooled by annotator kind, annotators of one kind erring together),
+each item's class summed out exactly, gold items as observed classes, labels that are not classes
+(:func:`fit_labels`; the card is ``models/labels.md``)."""
 
 from bayes_raters.labels.data import LabelsData, gold_classes, labels_data
 from bayes_raters.labels.fit import fit_labels

@@ -30,7 +30,7 @@ def switched_chains(confusion: xr.DataArray) -> dict[int, list[int]]:
     mean = confusion.mean(("draw", "annotator")).transpose("chain", "true_class", "label").values
     out = {}
     for chain, matrix in enumerate(mean):
-        _, labels = linear_sum_assignment(-matrix)
+        _, labels = linear_sum_assignment(-matrix[:, : len(matrix)])  # the labels that are classes
         if (labels != np.arange(len(labels))).any():
             out[chain] = labels.tolist()
     return out

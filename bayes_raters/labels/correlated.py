@@ -68,7 +68,8 @@ def correlated_parameters(kinds: list[str], kind_index: np.ndarray, confusion_ro
     ``reading_confusion`` (annotator, reading, label) and ``kind_reading`` (shared_kind,
     true_class, reading), the deterministic marginal ``confusion``; returns the (kinds, classes,
     readings) log reading matrix of every kind (the identity for a kind of one annotator), the
-    (annotators, readings, labels) log reading confusion and the kind index as a graph input."""
+    (annotators, readings, labels) log reading confusion and the kind index as a graph input
+    (``confusion_rows``: (classes, labels), the Dirichlet rows of the reading confusion)."""
     shared = shared_kinds(kind_index)
     if len(shared) == 0:
         raise InvalidInputError("model='correlated' needs a kind with two or more annotators in annotator_kind: the annotators of one "
@@ -78,7 +79,7 @@ def correlated_parameters(kinds: list[str], kind_index: np.ndarray, confusion_ro
     model.add_coord("shared_kind", [kinds[g] for g in shared])
     model.add_coord("reading", model.coords["true_class"])
     n_annotators = len(kind_index)
-    theta = pm.Dirichlet("reading_confusion", np.broadcast_to(confusion_rows, (n_annotators, n_classes, n_classes)),
+    theta = pm.Dirichlet("reading_confusion", np.broadcast_to(confusion_rows, (n_annotators, *confusion_rows.shape)),
                          dims=("annotator", "reading", "label"))
     phi = pm.Dirichlet("kind_reading", np.broadcast_to(kind_reading_concentration(n_classes), (len(shared), n_classes, n_classes)),
                        dims=("shared_kind", "true_class", "reading"))
@@ -99,9 +100,9 @@ def correlated_log_likelihood(log_layer, log_theta, kind_of, inputs: dict, n_kin
     return pt.logsumexp(log_layer[None] + by_kind[:, :, None, :], axis=-1).sum(axis=1)
 
 
-def kind_columns(kind_index: np.ndarray, n_classes: int) -> list[np.ndarray]:
+def kind_columns(kind_index: np.ndarray, n_labels: int) -> list[np.ndarray]:
     """Per kind, the columns of the (patterns, annotators x labels) pattern matrix of its annotators."""
-    columns = np.arange(len(kind_index) * n_classes).reshape(len(kind_index), n_classes)
+    columns = np.arange(len(kind_index) * n_labels).reshape(len(kind_index), n_labels)
     return [columns[kind_index == g].ravel() for g in range(int(kind_index.max()) + 1)]
 
 
@@ -109,9 +110,9 @@ def correlated_by_class(matrix, log_theta: np.ndarray, log_layer: np.ndarray, ki
     """(draws, patterns, classes): the sum over kinds of :func:`correlated_log_likelihood`, in
     NumPy for a block of draws (``log_theta`` (draws, annotators, readings, labels), ``log_layer``
     (draws, kinds, classes, readings))."""
-    n_draws, _, n_classes, _ = log_theta.shape
+    n_draws, _, n_classes, n_labels = log_theta.shape
     total = np.zeros((n_draws, matrix.shape[0], n_classes))
-    for g, columns in enumerate(kind_columns(kind_index, n_classes)):
+    for g, columns in enumerate(kind_columns(kind_index, n_labels)):
         members = log_theta[:, kind_index == g].transpose(1, 3, 2, 0).reshape(len(columns), n_classes * n_draws)
         summed = np.asarray(matrix[:, columns] @ members).reshape(-1, n_classes, n_draws).transpose(2, 0, 1)  # (draws, patterns, readings)
         total += logsumexp(log_layer[:, g, None, :, :] + summed[:, :, None, :], axis=-1)

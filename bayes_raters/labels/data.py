@@ -1,7 +1,9 @@
 """Categorical labels from several annotators per item, validated and laid out as index arrays
 (:class:`LabelsData`): long rows ``(item, annotator, label)``, an annotator may label an item more
 than once (Dawid & Skene's first anaesthetist saw each patient three times), and the classes are
-the labels seen or a declared list.
+the labels seen or a declared list. Annotators may also give labels that are not classes
+(``other_labels``, e.g. "Unsure" beside the classes "No" and "Yes"): the labels are the classes
+followed by the other labels, so class :math:`k` is label :math:`k`.
 
 Labels are matched to declared classes as text, or as numbers where both are numbers (a label
 ``1.0`` read from a file is class ``1``). Gold classes (:func:`gold_classes`) come as a table
@@ -31,7 +33,8 @@ NO_GOLD = -1
 class LabelsData:
     """The validated rows and their layout: ``rows`` (``item``, ``annotator``, ``label`` as
     strings); ``items`` and ``annotators`` in order of first appearance, ``classes`` declared or
-    seen; the index arrays ``item_index``, ``annotator_index`` and ``label_index`` into them."""
+    seen, ``labels`` the classes followed by the labels that are not classes; the index arrays
+    ``item_index``, ``annotator_index`` and ``label_index`` (into ``labels``)."""
 
     rows: pd.DataFrame
     classes: pd.Index
@@ -40,20 +43,26 @@ class LabelsData:
     item_index: np.ndarray
     annotator_index: np.ndarray
     label_index: np.ndarray
+    labels: pd.Index
+
+    @property
+    def other_labels(self) -> list[str]:
+        """The labels that are not classes."""
+        return list(self.labels[len(self.classes):])
 
     def counts(self) -> np.ndarray:
-        """(items, annotators, classes): how often each annotator gave each item each label."""
-        out = np.zeros((len(self.items), len(self.annotators), len(self.classes)))
+        """(items, annotators, labels): how often each annotator gave each item each label."""
+        out = np.zeros((len(self.items), len(self.annotators), len(self.labels)))
         np.add.at(out, (self.item_index, self.annotator_index, self.label_index), 1.0)
         return out
 
 
-def _class_index(labels: pd.Series, classes) -> pd.Index:
-    """The declared ``classes`` as strings, or the labels seen (sorted as numbers where every
-    label is one, else as text)."""
+def _class_index(labels: pd.Series, classes, other_labels=()) -> pd.Index:
+    """The declared ``classes`` as strings, or the labels seen but ``other_labels`` (sorted as
+    numbers where every label is one, else as text)."""
     if classes is not None:
         return pd.Index([str(c) for c in classes], name="class")
-    seen = pd.unique(labels)
+    seen = pd.unique(labels[~labels.isin([str(o) for o in other_labels])])
     numeric = pd.to_numeric(pd.Series(seen), errors="coerce")
     order = np.argsort(numeric.to_numpy(), kind="stable") if numeric.notna().all() else np.argsort(seen.astype(str), kind="stable")
     return pd.Index([str(seen[i]) for i in order], name="class")
@@ -74,27 +83,34 @@ def _as_declared(labels: pd.Series, names: pd.Index) -> pd.Series:
 
 
 def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "annotator", label: str = "label",
-                classes=None) -> LabelsData:
+                classes=None, other_labels=None) -> LabelsData:
     """Validate long ``labels`` (one row per label given: ``item``, ``annotator``, ``label``
-    columns) against the declared ``classes`` (default: the labels seen; at least two)."""
+    columns) against the declared ``classes`` (default: the labels seen but ``other_labels``; at
+    least two) and ``other_labels`` (labels an annotator may give that are not classes)."""
     table = require_frame(labels, LABELS)
     require_columns(table, {"item": item, "annotator": annotator, "label": label}, LABELS)
     if table.empty:
         raise InvalidInputError(f"{LABELS}: the table has no rows.")
     rows = pd.DataFrame({role: id_column(table, column, LABELS).astype(str).to_numpy() for role, column in
                          (("item", item), ("annotator", annotator), ("label", label))})
-    names = _class_index(rows["label"], classes)
+    others = [str(o) for o in (other_labels or ())]
+    names = _class_index(rows["label"], classes, others)
     if len(names) < 2:
-        raise InvalidInputError(f"{LABELS}: column {label!r} holds one class ({names[0]!r}); declare the classes (classes=[...]) "
-                                "or pass labels of two classes at least.")
-    rows["label"] = _as_declared(rows["label"], names)
-    unknown = ~rows["label"].isin(names)
+        raise InvalidInputError(f"{LABELS}: column {label!r} holds one class ({names[0] if len(names) else None!r}); declare the classes "
+                                "(classes=[...]) or pass labels of two classes at least.")
+    both = sorted(set(names) & set(others))
+    if both or len(set(others)) < len(others):
+        raise InvalidInputError(f"other_labels must be labels that are not classes, each once; got {others} with the classes {list(names)}.")
+    every = pd.Index([*names, *others], name="label")
+    rows["label"] = _as_declared(rows["label"], every)
+    unknown = ~rows["label"].isin(every)
     if unknown.any():
-        raise InvalidInputError(f"{LABELS}: column {label!r} has labels outside the declared classes {list(names)}: "
-                                f"{quote_rows(table, unknown.to_numpy())}.")
+        where = f"the declared classes {list(names)}" + (f" and other labels {others}" if others else "")
+        raise InvalidInputError(f"{LABELS}: column {label!r} has labels outside {where}: {quote_rows(table, unknown.to_numpy())}. "
+                                "A label that is not a class (e.g. 'Unsure') goes in other_labels=[...].")
     items, annotators = pd.Index(pd.unique(rows["item"]), name="item"), pd.Index(pd.unique(rows["annotator"]), name="annotator")
     return LabelsData(rows=rows, classes=names, items=items, annotators=annotators, item_index=items.get_indexer(rows["item"]),
-                      annotator_index=annotators.get_indexer(rows["annotator"]), label_index=names.get_indexer(rows["label"]))
+                      annotator_index=annotators.get_indexer(rows["annotator"]), label_index=every.get_indexer(rows["label"]), labels=every)
 
 
 def gold_classes(data: LabelsData, gold, *, item: str = "item", label: str = "label") -> np.ndarray:

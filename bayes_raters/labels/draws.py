@@ -27,10 +27,10 @@ from bayes_raters.labels.patterns import LabelPatterns
 BLOCK = 200
 
 
-def pattern_matrix(patterns: LabelPatterns, n_annotators: int, n_classes: int) -> scipy.sparse.csr_matrix:
+def pattern_matrix(patterns: LabelPatterns, n_annotators: int, n_labels: int) -> scipy.sparse.csr_matrix:
     """(patterns, annotators x labels) label counts, sparse."""
-    return scipy.sparse.csr_matrix((patterns.count, (patterns.pattern, patterns.annotator * n_classes + patterns.label)),
-                                   shape=(patterns.n_patterns, n_annotators * n_classes))
+    return scipy.sparse.csr_matrix((patterns.count, (patterns.pattern, patterns.annotator * n_labels + patterns.label)),
+                                   shape=(patterns.n_patterns, n_annotators * n_labels))
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ def flat_draws(posterior: xr.Dataset, kinds: tuple[str, ...] = ()) -> ParameterD
 
 def pattern_by_class(matrix, log_prevalence: np.ndarray, log_theta: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """(draws, patterns, classes) :math:`\\ell_{spk}` of the module docstring for a block of draws."""
-    n_draws, n_annotators, n_classes, _ = log_theta.shape
-    columns = log_theta.transpose(1, 3, 2, 0).reshape(n_annotators * n_classes, n_classes * n_draws)
+    n_draws, n_annotators, n_classes, n_labels = log_theta.shape
+    columns = log_theta.transpose(1, 3, 2, 0).reshape(n_annotators * n_labels, n_classes * n_draws)
     summed = np.asarray(matrix @ columns).reshape(-1, n_classes, n_draws).transpose(2, 0, 1)
     return summed + log_prevalence[:, None, :] + mask[None]
 
@@ -91,25 +91,28 @@ def class_probabilities(draw: ParameterDraws, patterns: LabelPatterns, matrix=No
     """(items, classes): each item's class probabilities at one value of the parameters (a
     :class:`ParameterDraws` of one draw); ``matrix``: the :func:`pattern_matrix`, built here when
     not given (a caller looping over draws builds it once)."""
-    n_annotators, n_classes = draw.log_theta.shape[1:3]
-    matrix = pattern_matrix(patterns, n_annotators, n_classes) if matrix is None else matrix
+    n_annotators, n_classes, n_labels = draw.log_theta.shape[1:]
+    matrix = pattern_matrix(patterns, n_annotators, n_labels) if matrix is None else matrix
     return softmax(draw.by_class(matrix, patterns.gold_mask(n_classes))[0], axis=1)[patterns.item_pattern]
 
 
-def soft_labels(posterior: xr.Dataset, patterns: LabelPatterns, n_annotators: int, n_classes: int, kinds: tuple[str, ...] = ()) -> np.ndarray:
-    """(items, classes): each item's posterior class probabilities, averaged over the draws."""
+def soft_labels(posterior: xr.Dataset, patterns: LabelPatterns, kinds: tuple[str, ...] = ()) -> np.ndarray:
+    """(items, classes): each item's posterior class probabilities, averaged over the draws
+    (``kinds``: each annotator's, for ``"correlated"``)."""
     draws = flat_draws(posterior, kinds)
-    matrix, mask = pattern_matrix(patterns, n_annotators, n_classes), patterns.gold_mask(n_classes)
+    n_annotators, n_classes, n_labels = draws.log_theta.shape[1:]
+    matrix, mask = pattern_matrix(patterns, n_annotators, n_labels), patterns.gold_mask(n_classes)
     total = np.zeros((patterns.n_patterns, n_classes))
     for part in blocks(len(draws)):
         total += softmax(draws[part].by_class(matrix, mask), axis=2).sum(axis=0)
     return (total / len(draws))[patterns.item_pattern]
 
 
-def item_log_likelihood(posterior: xr.Dataset, patterns: LabelPatterns, n_annotators: int, n_classes: int, kinds: tuple[str, ...] = ()) -> np.ndarray:
+def item_log_likelihood(posterior: xr.Dataset, patterns: LabelPatterns, kinds: tuple[str, ...] = ()) -> np.ndarray:
     """(chain, draw, items): each item's log-likelihood (its labels, its class summed out) per draw."""
     draws = flat_draws(posterior, kinds)
-    matrix, mask = pattern_matrix(patterns, n_annotators, n_classes), patterns.gold_mask(n_classes)
+    n_annotators, n_classes, n_labels = draws.log_theta.shape[1:]
+    matrix, mask = pattern_matrix(patterns, n_annotators, n_labels), patterns.gold_mask(n_classes)
     out = np.concatenate([logsumexp(draws[part].by_class(matrix, mask), axis=2) for part in blocks(len(draws))])
     # the class prior alone is not the labels' likelihood: a gold item's log p(gold class) is dropped
     out -= np.concatenate([logsumexp(draws.log_prevalence[part][:, None, :] + mask[None], axis=2) for part in blocks(len(draws))])

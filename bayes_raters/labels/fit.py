@@ -18,18 +18,18 @@ from bayes_raters.labels.model import build_labels_model, check_model, log_theta
 from bayes_raters.labels.result import LabelsResult, data_tree
 
 
-def with_derived(posterior: xr.Dataset, model: str, n_classes: int) -> xr.Dataset:
+def with_derived(posterior: xr.Dataset, model: str, n_classes: int, n_labels: int | None = None) -> xr.Dataset:
     """The posterior with every model's ``confusion`` (annotator, true_class, label) and
     ``accuracy`` (annotator): the probability that the annotator's label is the item's class,
-    :math:`\\sum_k \\pi_k \\theta_{akk}`."""
+    :math:`\\sum_k \\pi_k \\theta_{akk}` (label :math:`k` is class :math:`k`)."""
     out = posterior.copy()
     if model in ("one-coin", "mace"):
         names = ("accuracy",) if model == "one-coin" else ("competence", "strategy")
         values = {n: posterior[n].transpose("chain", "draw", ...).values for n in names}
-        theta = np.exp(log_theta_of(values, model, n_classes))
+        theta = np.exp(log_theta_of(values, model, n_classes, n_labels=n_labels))
         out["confusion"] = (("chain", "draw", "annotator", "true_class", "label"), theta)
-    diagonal = xr.DataArray(np.einsum("cdakk->cdak", out["confusion"].transpose("chain", "draw", "annotator", "true_class", "label").values),
-                            dims=("chain", "draw", "annotator", "true_class"))
+    confusion = out["confusion"].transpose("chain", "draw", "annotator", "true_class", "label").values
+    diagonal = xr.DataArray(confusion[..., np.arange(n_classes), np.arange(n_classes)], dims=("chain", "draw", "annotator", "true_class"))
     if model != "one-coin":
         out["accuracy"] = (diagonal * posterior["prevalence"].values[:, :, None, :]).sum("true_class").transpose("chain", "draw", "annotator")
     return out
@@ -55,6 +55,7 @@ def fit_labels(
     gold=None,
     annotator_kind=None,
     classes=None,
+    other_labels=None,
     prevalence_concentration=None,
     confusion_concentration=None,
     inference: Inference = "auto",
@@ -98,7 +99,12 @@ def fit_labels(
         an annotator left out, or alone in its kind, errs independently (give the LLMs a kind and
         leave the humans out).
     classes : sequence, optional
-        The classes in order (default: the labels seen, sorted); a label outside is an error.
+        The classes in order (default: the labels seen but ``other_labels``, sorted); a label
+        outside the classes and ``other_labels`` is an error.
+    other_labels : sequence, optional
+        Labels annotators may give that are not classes (e.g. ``"Unsure"`` beside the classes
+        ``"No"`` and ``"Yes"``): each confusion matrix then has a column per label, classes first,
+        and says how often each class is labelled, say, unsure.
     prevalence_concentration, confusion_concentration : array-like or float, optional
         The Dirichlet (and Beta) concentrations of the priors
         (:func:`~bayes_raters.labels.model.build_labels_model`); None, the defaults that identify
@@ -125,7 +131,7 @@ def fit_labels(
     (200, True)
     """
     check_model(model)
-    table = labels_data(data, item=item, annotator=annotator, label=label, classes=classes)
+    table = labels_data(data, item=item, annotator=annotator, label=label, classes=classes, other_labels=other_labels)
     gold_index = None if gold is None else gold_classes(table, gold, item=item, label=label)
     pymc_model = build_labels_model(table, model, gold=gold_index, prevalence_concentration=prevalence_concentration,
                                     confusion_concentration=confusion_concentration, annotator_kind=annotator_kind)
@@ -139,7 +145,7 @@ def fit_labels(
         nuts_sampler="nutpie" if nuts_sampler is None else nuts_sampler, target_accept=target_accept,
         progressbar=progressbar, what="labels model", initvals=start, inference=inference, extra_chains=chains,
     )
-    posterior = with_derived(idata["posterior"].to_dataset(), model, len(table.classes))
+    posterior = with_derived(idata["posterior"].to_dataset(), model, len(table.classes), len(table.labels))
     tree = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": idata["sample_stats"].to_dataset(), **data_tree(table, gold_index)})
     tree["posterior"].attrs.update(idata["posterior"].attrs)
     result = LabelsResult(idata=tree, data=table, gold=gold_index, spec=pymc_model.labels["spec"], report=report,

@@ -47,28 +47,31 @@ def annotator_kinds(data: LabelsData, annotator_kind) -> tuple[list[str], np.nda
     return kinds, np.asarray([kinds.index(mapping[a]) for a in data.annotators])
 
 
-def hierarchical_log_theta(kinds: list[str], kind_index: np.ndarray, n_classes: int):
+def hierarchical_log_theta(kinds: list[str], kind_index: np.ndarray, n_classes: int, n_labels: int | None = None):
     """Inside a model context with coords ``annotator``, ``true_class``, ``label``: the variables of
     the module docstring (``kind_mu``, ``kind_tau``, ``confusion_z``; deterministics ``confusion``
-    and ``kind_confusion``) and the (annotators, classes, labels) log confusion."""
+    and ``kind_confusion``) and the (annotators, classes, labels) log confusion (``n_labels``: the
+    classes and the labels that are not classes; None, the classes)."""
+    n_labels = n_classes if n_labels is None else n_labels
     model = pm.modelcontext(None)
     model.add_coord("kind", kinds)
-    model.add_coord("other_label", list(range(n_classes - 1)))  # the labels other than the row's class, in order
-    off = ~np.eye(n_classes, dtype=bool)
-    centre = np.log(0.4 / (n_classes - 1) / 0.6)
+    model.add_coord("other_label", list(range(n_labels - 1)))  # the labels other than the row's class, in order
+    off = ~np.eye(n_classes, n_labels, dtype=bool)
+    centre = np.log(0.4 / (n_labels - 1) / 0.6)
     mu = pm.Normal("kind_mu", centre, MU_SD, dims=("kind", "true_class", "other_label"))
     tau = pm.HalfNormal("kind_tau", TAU_SD, dims="kind")
     z = pm.Normal("confusion_z", 0.0, 1.0, dims=("annotator", "true_class", "other_label"))
     kind_of = pytensor.shared(np.asarray(kind_index, dtype=np.int64), name="labels_kind_index")  # an input: data sets of one design share the code
     eta_off = mu[kind_of] + tau[kind_of][:, None, None] * z
-    log_theta = pt.special.log_softmax(_with_zero_diagonal(eta_off, off, len(kind_index), n_classes), axis=-1)
+    log_theta = pt.special.log_softmax(_with_zero_diagonal(eta_off, off, len(kind_index)), axis=-1)
     pm.Deterministic("confusion", pt.exp(log_theta), dims=("annotator", "true_class", "label"))
-    pm.Deterministic("kind_confusion", pt.special.softmax(_with_zero_diagonal(mu, off, len(kinds), n_classes), axis=-1),
+    pm.Deterministic("kind_confusion", pt.special.softmax(_with_zero_diagonal(mu, off, len(kinds)), axis=-1),
                      dims=("kind", "true_class", "label"))
     return log_theta
 
 
-def _with_zero_diagonal(values, off: np.ndarray, n: int, n_classes: int):
-    """(n, classes, classes): ``values`` (n, classes, classes - 1) placed off the diagonal, 0 on it."""
+def _with_zero_diagonal(values, off: np.ndarray, n: int):
+    """(n, classes, labels): ``values`` (n, classes, labels - 1) placed off the diagonal (``off``
+    True), 0 on it."""
     rows, cols = np.nonzero(off)
-    return pt.zeros((n, n_classes, n_classes))[:, rows, cols].set(values.reshape((n, -1)))
+    return pt.zeros((n, *off.shape))[:, rows, cols].set(values.reshape((n, -1)))

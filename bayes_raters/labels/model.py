@@ -66,10 +66,12 @@ ROW_CONCENTRATION = 8.0
 DIAGONAL_SHARE = 0.6
 
 
-def default_confusion_concentration(n_classes: int) -> np.ndarray:
+def default_confusion_concentration(n_classes: int, n_labels: int | None = None) -> np.ndarray:
     """(classes, labels): :data:`ROW_CONCENTRATION` split as :data:`DIAGONAL_SHARE` on the
-    diagonal and the rest evenly off it."""
-    rows = np.full((n_classes, n_classes), ROW_CONCENTRATION * (1 - DIAGONAL_SHARE) / (n_classes - 1))
+    diagonal (label :math:`k` for class :math:`k`) and the rest evenly over the other labels
+    (``n_labels``: the classes and the labels that are not classes; None, the classes)."""
+    n_labels = n_classes if n_labels is None else n_labels
+    rows = np.full((n_classes, n_labels), ROW_CONCENTRATION * (1 - DIAGONAL_SHARE) / (n_labels - 1))
     np.fill_diagonal(rows, ROW_CONCENTRATION * DIAGONAL_SHARE)
     return rows
 
@@ -103,29 +105,31 @@ def pattern_log_likelihood(log_theta, inputs: dict, n_classes: int):
     return pt.zeros((inputs["weight"].shape[0], n_classes))[inputs["pattern"]].inc(per_triple)
 
 
-def one_coin_log_theta(accuracy, n_classes: int, lib=pt):
+def one_coin_log_theta(accuracy, n_classes: int, lib=pt, n_labels: int | None = None):
     """(..., annotators, classes, labels) log confusion of the one-coin model (PyTensor or NumPy;
-    ``accuracy`` (..., annotators))."""
-    eye = np.eye(n_classes)
-    off = lib.log((1 - accuracy) / (n_classes - 1))
+    ``accuracy`` (..., annotators); the other labels share the rest evenly)."""
+    n_labels = n_classes if n_labels is None else n_labels
+    eye = np.eye(n_classes, n_labels)
+    off = lib.log((1 - accuracy) / (n_labels - 1))
     return eye * lib.log(accuracy)[..., None, None] + (1 - eye) * off[..., None, None]
 
 
-def mace_log_theta(competence, strategy, n_classes: int, lib=pt):
+def mace_log_theta(competence, strategy, n_classes: int, lib=pt, n_labels: int | None = None):
     """(..., annotators, classes, labels) log confusion of MACE (PyTensor or NumPy; ``competence``
     (..., annotators), ``strategy`` (..., annotators, labels))."""
-    theta = competence[..., None, None] * np.eye(n_classes) + (1 - competence)[..., None, None] * strategy[..., None, :]
+    eye = np.eye(n_classes, n_classes if n_labels is None else n_labels)
+    theta = competence[..., None, None] * eye + (1 - competence)[..., None, None] * strategy[..., None, :]
     return lib.log(theta)
 
 
-def log_theta_of(posterior, model: str, n_classes: int, lib=np):
+def log_theta_of(posterior, model: str, n_classes: int, lib=np, n_labels: int | None = None):
     """The log confusion of ``model`` from its parameters (a mapping with the model's variables;
     NumPy arrays with leading draw axes are taken as they are for ``"dawid-skene"``)."""
     if model in ("dawid-skene", "hierarchical", "correlated"):
         return lib.log(posterior["confusion"])
     if model == "one-coin":
-        return one_coin_log_theta(posterior["accuracy"], n_classes, lib)
-    return mace_log_theta(posterior["competence"], posterior["strategy"], n_classes, lib)
+        return one_coin_log_theta(posterior["accuracy"], n_classes, lib, n_labels)
+    return mace_log_theta(posterior["competence"], posterior["strategy"], n_classes, lib, n_labels)
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class LabelsSpec(FitSpec):
 
     model: str = "dawid-skene"
     classes: tuple[str, ...] = ()
+    other_labels: tuple[str, ...] = ()
     prevalence_concentration: tuple[float, ...] = ()
     confusion_concentration: tuple[float, ...] = ()
     kinds: tuple[str, ...] = ()
@@ -158,14 +163,14 @@ def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concent
     """The spec with the priors resolved (None: the defaults of the module docstring; one number:
     every entry) and the annotators' kinds (``"hierarchical"`` only)."""
     check_model(model)
-    n_classes = len(data.classes)
+    n_classes, n_labels, others = len(data.classes), len(data.labels), tuple(data.other_labels)
     prevalence = _concentration(prevalence_concentration, PREVALENCE_CONCENTRATION, (n_classes,))
     if model == "hierarchical":
         if confusion_concentration is not None:
             raise InvalidInputError("the hierarchical model's confusion prior is fixed (a population per annotator kind); "
                                     "leave confusion_concentration=None.")
         kinds, index = annotator_kinds(data, annotator_kind)
-        return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence)),
+        return LabelsSpec(model=model, classes=tuple(data.classes), other_labels=others, prevalence_concentration=tuple(map(float, prevalence)),
                           kinds=tuple(kinds[i] for i in index))
     kinds = ()
     if model == "correlated":
@@ -176,10 +181,10 @@ def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concent
     elif annotator_kind is not None:
         raise InvalidInputError(f"annotator_kind groups annotators by kind: it needs model='hierarchical' or 'correlated', not {model!r}.")
     if model in ("dawid-skene", "correlated"):
-        confusion = _concentration(confusion_concentration, default_confusion_concentration(n_classes), (n_classes, n_classes))
+        confusion = _concentration(confusion_concentration, default_confusion_concentration(n_classes, n_labels), (n_classes, n_labels))
     else:
         confusion = _concentration(confusion_concentration, default_accuracy_prior(), (2,))
-    return LabelsSpec(model=model, classes=tuple(data.classes), prevalence_concentration=tuple(map(float, prevalence.ravel())),
+    return LabelsSpec(model=model, classes=tuple(data.classes), other_labels=others, prevalence_concentration=tuple(map(float, prevalence.ravel())),
                       confusion_concentration=tuple(map(float, confusion.ravel())), kinds=kinds)
 
 
@@ -195,33 +200,33 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
     flat. ``annotator_kind`` (``"hierarchical"``, ``"correlated"``): annotator -> kind. The spec
     (:func:`labels_spec`) is on the model as ``model.labels["spec"]``."""
     spec = labels_spec(data, model, prevalence_concentration, confusion_concentration, annotator_kind)
-    n_classes, n_annotators = len(data.classes), len(data.annotators)
+    n_classes, n_labels, n_annotators = len(data.classes), len(data.labels), len(data.annotators)
     patterns = label_patterns(data, gold) if patterns is None else patterns
-    coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.classes)}
+    coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.labels)}
     with pm.Model(coords=coords) as labels_model:
         prevalence = pm.Dirichlet("prevalence", np.asarray(spec.prevalence_concentration), dims="true_class")
         if model == "correlated":
             pass  # its parameters come with the likelihood, below
         elif model == "dawid-skene":
-            rows = np.reshape(spec.confusion_concentration, (n_classes, n_classes))
-            confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_classes)), dims=("annotator", "true_class", "label"))
+            rows = np.reshape(spec.confusion_concentration, (n_classes, n_labels))
+            confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_labels)), dims=("annotator", "true_class", "label"))
             log_theta = pt.log(confusion)
         elif model == "hierarchical":
             kinds = list(dict.fromkeys(spec.kinds))
-            log_theta = hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes)
+            log_theta = hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes, n_labels)
         else:
             a, b = spec.confusion_concentration
             if model == "one-coin":
-                log_theta = one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes)
+                log_theta = one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes, n_labels=n_labels)
             else:
                 competence = pm.Beta("competence", a, b, dims="annotator")
-                strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_classes)), dims=("annotator", "label"))
-                log_theta = mace_log_theta(competence, strategy, n_classes)
+                strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_labels)), dims=("annotator", "label"))
+                log_theta = mace_log_theta(competence, strategy, n_classes, n_labels=n_labels)
         inputs = graph_inputs(patterns, n_classes)
         if model == "correlated":
             kinds = list(dict.fromkeys(spec.kinds))
             log_layer, log_theta, kind_of = correlated_parameters(kinds, np.asarray([kinds.index(k) for k in spec.kinds]),
-                                                                  np.reshape(spec.confusion_concentration, (n_classes, n_classes)), n_classes)
+                                                                  np.reshape(spec.confusion_concentration, (n_classes, n_labels)), n_classes)
             labels_term = correlated_log_likelihood(log_layer, log_theta, kind_of, inputs, len(kinds), n_classes)
         else:
             labels_term = pattern_log_likelihood(log_theta, inputs, n_classes)
@@ -238,17 +243,20 @@ def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: f
     finite. At the symmetric point (every row uniform) the gradient vanishes by the classes'
     exchangeability, and an optimiser started there stays. ``n_kinds``: the hierarchical model's
     number of annotator kinds, the correlated model's number of kinds that share a reading."""
-    n_classes = len(data.classes)
+    n_classes, n_labels = len(data.classes), len(data.labels)
     soft = np.zeros((len(data.items), n_classes))
-    np.add.at(soft, (data.item_index, data.label_index), 1.0)
+    is_class = data.label_index < n_classes  # a label that is not a class says nothing here
+    np.add.at(soft, (data.item_index[is_class], data.label_index[is_class]), 1.0)
+    soft += np.where(soft.sum(axis=1, keepdims=True) > 0, 0.0, 1.0)
     soft /= soft.sum(axis=1, keepdims=True)
     prevalence = np.maximum(soft.mean(axis=0), floor)
-    confusion = np.zeros((len(data.annotators), n_classes, n_classes))
+    confusion = np.zeros((len(data.annotators), n_classes, n_labels))
     np.add.at(confusion, (data.annotator_index, slice(None), data.label_index), soft[data.item_index])
     confusion += floor
     confusion /= confusion.sum(axis=2, keepdims=True)
     start = {"prevalence": prevalence / prevalence.sum()}
-    accuracy = np.clip(np.einsum("akk->a", confusion) / n_classes, floor, 1 - floor)
+    diagonal = confusion[:, np.arange(n_classes), np.arange(n_classes)]
+    accuracy = np.clip(diagonal.mean(axis=1), floor, 1 - floor)
     if model == "dawid-skene":
         return start | {"confusion": confusion}
     if model == "correlated":  # every kind reads the class (its reading matrix at the prior mean), annotators as Dawid-Skene
@@ -256,12 +264,12 @@ def majority_vote_start(data: LabelsData, model: Model = "dawid-skene", floor: f
         return start | {"reading_confusion": confusion, "kind_reading": np.broadcast_to(phi / phi.sum(axis=1, keepdims=True),
                                                                                           (n_kinds, n_classes, n_classes)).copy()}
     if model == "hierarchical":  # every annotator at its kind's centre, the centre at the mean log-odds of the wrong labels
-        off = ~np.eye(n_classes, dtype=bool)
-        log_odds = (np.log(confusion) - np.log(np.einsum("akk->ak", confusion))[:, :, None])[:, off].reshape(len(confusion), n_classes, -1)
-        return start | {"kind_mu": np.broadcast_to(log_odds.mean(axis=0), (n_kinds, n_classes, n_classes - 1)).copy(),
+        off = ~np.eye(n_classes, n_labels, dtype=bool)
+        log_odds = (np.log(confusion) - np.log(diagonal)[:, :, None])[:, off].reshape(len(confusion), n_classes, -1)
+        return start | {"kind_mu": np.broadcast_to(log_odds.mean(axis=0), (n_kinds, n_classes, n_labels - 1)).copy(),
                         "kind_tau": np.full(n_kinds, 0.5), "confusion_z": np.zeros_like(log_odds)}
     if model == "one-coin":
         return start | {"accuracy": accuracy}
     strategy = np.maximum(confusion.mean(axis=1), floor)
-    return start | {"competence": np.clip((accuracy - 1 / n_classes) / (1 - 1 / n_classes), 0.05, 1 - floor),
+    return start | {"competence": np.clip((accuracy - 1 / n_labels) / (1 - 1 / n_labels), 0.05, 1 - floor),
                     "strategy": strategy / strategy.sum(axis=1, keepdims=True)}

@@ -61,7 +61,7 @@ class LabelPatterns:
 
 def item_triples(data: LabelsData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``(item, annotator, label)`` index triples, sorted by item, and how often each was given."""
-    n_a, n_l = len(data.annotators), len(data.classes)
+    n_a, n_l = len(data.annotators), len(data.labels)
     key = (data.item_index.astype(np.int64) * n_a + data.annotator_index) * n_l + data.label_index
     unique, counts = np.unique(key, return_counts=True)
     item, rest = np.divmod(unique, n_a * n_l)
@@ -72,7 +72,7 @@ def item_triples(data: LabelsData) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 def label_patterns(data: LabelsData, gold: np.ndarray | None = None) -> LabelPatterns:
     """The patterns of ``data`` (``gold``: (items,) gold class index or :data:`NO_GOLD`; None,
     no gold), grouped where the dense count array stays under :data:`DENSE_MAX` entries."""
-    n_items, n_a, n_l = len(data.items), len(data.annotators), len(data.classes)
+    n_items, n_a, n_l = len(data.items), len(data.annotators), len(data.labels)
     gold = np.full(n_items, NO_GOLD) if gold is None else np.asarray(gold, dtype=np.int64)
     item, annotator, label, count = item_triples(data)
     if n_items * (n_a * n_l + 1) > DENSE_MAX or count.max() > np.iinfo(np.int16).max:

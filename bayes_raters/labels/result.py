@@ -70,20 +70,21 @@ class LabelsResult(FitResult):
     def _size(self) -> str:
         d = self.data
         n_gold = 0 if self.gold is None else int((self.gold != NO_GOLD).sum())
-        return f"{len(d.rows)} labels of {len(d.items)} items by {len(d.annotators)} annotators, {len(d.classes)} classes, {n_gold} gold"
+        others = f" (and other labels {d.other_labels})" if d.other_labels else ""
+        return f"{len(d.rows)} labels of {len(d.items)} items by {len(d.annotators)} annotators, {len(d.classes)} classes{others}, {n_gold} gold"
 
     @functools.cached_property
     def _soft(self) -> np.ndarray:
-        return soft_labels(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes), self.spec.kinds)
+        return soft_labels(self.posterior, self.patterns, self.spec.kinds)
 
     def item_table(self) -> pd.DataFrame:
-        """One row per item: ``n_labels``, ``majority`` (the most given label; ties to the first
-        class), ``gold`` (or missing), the posterior probability of each class ``p_<class>`` (the
+        """One row per item: ``n_labels``, ``majority`` (the most given label, which may be one
+        that is not a class; ties to the first), ``gold`` (or missing), the posterior probability of each class ``p_<class>`` (the
         soft labels, averaged over the draws), ``map_class`` (the most probable) and ``p_map``."""
         d = self.data
-        counts = np.zeros((len(d.items), len(d.classes)))
+        counts = np.zeros((len(d.items), len(d.labels)))
         np.add.at(counts, (d.item_index, d.label_index), 1.0)
-        frame = pd.DataFrame({"n_labels": counts.sum(axis=1).astype(int), "majority": np.asarray(self.classes)[counts.argmax(axis=1)]},
+        frame = pd.DataFrame({"n_labels": counts.sum(axis=1).astype(int), "majority": np.asarray(d.labels)[counts.argmax(axis=1)]},
                              index=d.items)
         gold = np.full(len(d.items), NO_GOLD) if self.gold is None else self.gold
         frame["gold"] = pd.Series(np.asarray(self.classes, dtype=object)[gold], index=d.items).where(gold != NO_GOLD)
@@ -167,7 +168,7 @@ class LabelsResult(FitResult):
         return table
 
     def _log_likelihood(self) -> xr.Dataset:
-        values = item_log_likelihood(self.posterior, self.patterns, len(self.data.annotators), len(self.data.classes), self.spec.kinds)
+        values = item_log_likelihood(self.posterior, self.patterns, self.spec.kinds)
         return xr.Dataset({"labels": (("chain", "draw", "item"), values)},
                           coords={"chain": self.posterior["chain"].values, "draw": self.posterior["draw"].values, "item": list(self.data.items)})
 
@@ -178,7 +179,7 @@ class LabelsResult(FitResult):
         reading confusion)."""
         d = self.data
         parameters = flat_draws(draws, self.spec.kinds)
-        matrix, replicates = pattern_matrix(self.patterns, len(d.annotators), len(d.classes)), []
+        matrix, replicates = pattern_matrix(self.patterns, len(d.annotators), len(d.labels)), []
         for s in range(len(parameters)):
             one = parameters[s:s + 1]
             z = draw_categories(class_probabilities(one, self.patterns, matrix), rng)
@@ -197,6 +198,6 @@ class LabelsResult(FitResult):
     @classmethod
     def _from_saved(cls, tree: xr.DataTree, config: dict):
         spec = LabelsSpec.from_dict(config["spec"])
-        data = labels_data(dataset_to_frame(tree["labels"].to_dataset()), classes=spec.classes)
+        data = labels_data(dataset_to_frame(tree["labels"].to_dataset()), classes=spec.classes, other_labels=spec.other_labels)
         gold = tree["constant_data"]["gold"].values.astype(np.int64)
         return cls(idata=tree, data=data, gold=None if (gold == NO_GOLD).all() else gold, spec=spec, report=ConvergenceReport(**config["report"]))

@@ -86,10 +86,10 @@ def test_the_numpy_draws_give_the_same_items(design):
                            coords={"shared_kind": ["llm"], "annotator": list(data.annotators)})
     expected = [brute_force(data.counts(), gold, p, {g: (phi[0] if g == llm else np.eye(3)) for g in set(kind_of)}, theta, kind_of)
                 for p, phi, theta in draws]
-    np.testing.assert_allclose(soft_labels(posterior, model.labels["patterns"], len(data.annotators), 3, kinds),
+    np.testing.assert_allclose(soft_labels(posterior, model.labels["patterns"], kinds),
                                np.mean([softmax(e, axis=1) for e in expected], axis=0), atol=1e-10)
     prior = [np.where(gold[:, None] >= 0, np.log(p)[gold.clip(0)][:, None], 0.0)[:, 0] for p, _, _ in draws]
-    np.testing.assert_allclose(item_log_likelihood(posterior, model.labels["patterns"], len(data.annotators), 3, kinds)[0],
+    np.testing.assert_allclose(item_log_likelihood(posterior, model.labels["patterns"], kinds)[0],
                                [logsumexp(e, axis=1) - q for e, q in zip(expected, prior, strict=True)], atol=1e-9)
 
 
