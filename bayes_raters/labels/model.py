@@ -188,6 +188,24 @@ def labels_spec(data: LabelsData, model: str = "dawid-skene", prevalence_concent
                       confusion_concentration=tuple(map(float, confusion.ravel())), kinds=kinds)
 
 
+def independent_log_theta(spec: LabelsSpec, n_annotators: int, n_classes: int, n_labels: int):
+    """Inside a model context: the parameters of ``spec.model`` (every model but ``"correlated"``)
+    and the (annotators, classes, labels) log confusion they give."""
+    if spec.model == "dawid-skene":
+        rows = np.reshape(spec.confusion_concentration, (n_classes, n_labels))
+        confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_labels)), dims=("annotator", "true_class", "label"))
+        return pt.log(confusion)
+    if spec.model == "hierarchical":
+        kinds = list(dict.fromkeys(spec.kinds))
+        return hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes, n_labels)
+    a, b = spec.confusion_concentration
+    if spec.model == "one-coin":
+        return one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes, n_labels=n_labels)
+    competence = pm.Beta("competence", a, b, dims="annotator")
+    strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_labels)), dims=("annotator", "label"))
+    return mace_log_theta(competence, strategy, n_classes, n_labels=n_labels)
+
+
 def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: np.ndarray | None = None,
                        prevalence_concentration=None, confusion_concentration=None, annotator_kind=None,
                        patterns: LabelPatterns | None = None) -> pm.Model:
@@ -205,23 +223,6 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
     coords = {"item": list(data.items), "annotator": list(data.annotators), "true_class": list(data.classes), "label": list(data.labels)}
     with pm.Model(coords=coords) as labels_model:
         prevalence = pm.Dirichlet("prevalence", np.asarray(spec.prevalence_concentration), dims="true_class")
-        if model == "correlated":
-            pass  # its parameters come with the likelihood, below
-        elif model == "dawid-skene":
-            rows = np.reshape(spec.confusion_concentration, (n_classes, n_labels))
-            confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_labels)), dims=("annotator", "true_class", "label"))
-            log_theta = pt.log(confusion)
-        elif model == "hierarchical":
-            kinds = list(dict.fromkeys(spec.kinds))
-            log_theta = hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes, n_labels)
-        else:
-            a, b = spec.confusion_concentration
-            if model == "one-coin":
-                log_theta = one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes, n_labels=n_labels)
-            else:
-                competence = pm.Beta("competence", a, b, dims="annotator")
-                strategy = pm.Dirichlet("strategy", np.ones((n_annotators, n_labels)), dims=("annotator", "label"))
-                log_theta = mace_log_theta(competence, strategy, n_classes, n_labels=n_labels)
         inputs = graph_inputs(patterns, n_classes)
         if model == "correlated":
             kinds = list(dict.fromkeys(spec.kinds))
@@ -229,7 +230,7 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
                                                                   np.reshape(spec.confusion_concentration, (n_classes, n_labels)), n_classes)
             labels_term = correlated_log_likelihood(log_layer, log_theta, kind_of, inputs, len(kinds), n_classes)
         else:
-            labels_term = pattern_log_likelihood(log_theta, inputs, n_classes)
+            labels_term = pattern_log_likelihood(independent_log_theta(spec, n_annotators, n_classes, n_labels), inputs, n_classes)
         by_class = pt.log(prevalence)[None, :] + inputs["mask"] + labels_term
         pm.Potential("labels_loglik", pt.sum(inputs["weight"] * pt.logsumexp(by_class, axis=1)))
     labels_model.labels = {"data": data, "spec": spec, "patterns": patterns}

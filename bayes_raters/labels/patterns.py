@@ -12,7 +12,7 @@ has one). Items with the same counts and gold class share a *pattern* :math:`p` 
 with :math:`g_{pk} = 0` for every class of an item without gold and :math:`-\infty` off the gold
 class. The same number, at the cost of the distinct patterns instead of the items: 100,000
 simulated items labelled by 10 annotators into 3 classes have about 15,000 patterns
-(``models/labels.md``). Items are grouped where items x annotators x classes fits a dense count
+(``models/labels.md``). Items are grouped where items x annotators x labels fits a dense count
 array (:data:`DENSE_MAX`); beyond, each item is its own pattern (sparse designs, where two items
 rarely share their annotators).
 """

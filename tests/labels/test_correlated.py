@@ -115,6 +115,31 @@ def test_annotators_who_err_together_no_longer_make_confident_wrong_labels():
     assert fit.annotator_table()["kind"].tolist()[:3] == ["alone:annotator0", "alone:annotator1", "alone:annotator2"]
 
 
+@pytest.mark.filterwarnings("ignore::bayes_raters.errors.ConvergenceWarning")  # 300 draws: the result's contract is tested
+def test_the_result_contract_with_other_labels(tmp_path):
+    """A correlated fit whose annotators also answer "unsure" (a label that is not a class): LOO over
+    items, posterior predictive labels from each kind's reading (seeded: the same seed, the same
+    labels; the labels that are not classes among them), save and load with the kinds and the
+    other labels."""
+    from bayes_raters.labels import LabelsResult
+
+    sim = simulate_labels(n_items=80, n_annotators=5, n_classes=2, correlated=3, random_seed=5)
+    rows = sim["labels"].astype({"label": str})
+    rows.loc[rows.index % 7 == 0, "label"] = "unsure"
+    fit = fit_labels(rows, "correlated", annotator_kind={"annotator2": "llm", "annotator3": "llm", "annotator4": "llm"},
+                     classes=["0", "1"], other_labels=["unsure"], draws=300, tune=300, inference="nuts", random_seed=1, progressbar=False)
+    assert fit.posterior["reading_confusion"].sizes["label"] == 3 and fit.posterior["kind_reading"].sizes["reading"] == 2
+    loo = fit.loo()
+    assert np.isfinite(loo.elpd) and loo.n_data_points == 80
+    first = fit.sample_posterior_predictive(n_draws=40, random_seed=3)["posterior_predictive"]["label"].values
+    again = fit.sample_posterior_predictive(n_draws=40, random_seed=3)["posterior_predictive"]["label"].values
+    np.testing.assert_array_equal(first, again)
+    assert set(np.unique(first)) == {0, 1, 2}
+    loaded = LabelsResult.load(fit.save(tmp_path / "correlated.nc"))
+    assert loaded.spec == fit.spec and loaded.spec.other_labels == ("unsure",) and repr(loaded) == repr(fit)
+    np.testing.assert_allclose(loaded.item_table()[["p_0", "p_1"]].to_numpy(), fit.item_table()[["p_0", "p_1"]].to_numpy())
+
+
 def test_correlated_needs_a_kind_of_two_annotators():
     sim = simulate_labels(n_items=20, n_annotators=3, random_seed=1)
     with pytest.raises(InvalidInputError, match="needs annotator_kind"):

@@ -165,3 +165,28 @@ def test_data_sets_of_one_design_share_the_compiled_code():
     keys = [numba_cache_key(build_labels_model(labels_data(simulate_labels(n_items=n, n_annotators=a, random_seed=s)["labels"])))
             for n, a, s in ((100, 4, 1), (150, 4, 2), (100, 5, 1))]
     assert keys[0] is not None and keys[0] == keys[1] and keys[2] != keys[0]
+
+
+def test_past_the_dense_limit_each_item_is_its_own_pattern(monkeypatch):
+    """Where items x annotators x labels exceeds DENSE_MAX the items are not grouped: every item is
+    its own pattern of weight 1, and the model's log density is the grouped model's, at random
+    parameters (gold items included)."""
+    from bayes_raters.labels import patterns as patterns_module
+    from bayes_raters.labels import simulate_labels
+    from bayes_raters.labels.data import gold_classes
+
+    sim = simulate_labels(n_items=150, n_annotators=4, n_classes=3, random_seed=11)
+    data = labels_data(sim["labels"])
+    gold = gold_classes(data, sim["classes"].iloc[:10])
+    grouped = label_patterns(data, gold)
+    monkeypatch.setattr(patterns_module, "DENSE_MAX", 10)
+    each = label_patterns(data, gold)
+    assert grouped.n_patterns < 150 and each.n_patterns == 150 and (each.weight == 1).all() and (each.gold == gold).all()
+    values = []
+    for patterns in (grouped, each):
+        model = build_labels_model(data, gold=gold, patterns=patterns)
+        values.append(pytensor.function([model["prevalence"], model["confusion"]], model.potentials[0]))
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        prevalence, confusion = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3), size=(4, 3))
+        np.testing.assert_allclose(float(values[1](prevalence, confusion)), float(values[0](prevalence, confusion)), rtol=1e-10)
