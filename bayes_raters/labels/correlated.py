@@ -22,8 +22,7 @@ Dawid-Skene. ``kind_reading`` (:math:`\phi`) has rows :math:`\operatorname{Diric
 misreadings are the exception); ``reading_confusion`` (:math:`\theta`) has the Dawid-Skene
 default rows. The posterior's ``confusion`` is each annotator's confusion with its kind's
 reading summed out, :math:`\sum_r\phi_{gkr}\theta_{arl}`: what one label says about the class.
-Telling shared from independent errors needs items labelled by two or more annotators of a kind;
-with three or more the model is identified by the data, with two mostly by the prior.
+Telling shared from independent errors needs items labelled by two or more annotators of a kind.
 """
 
 from __future__ import annotations
@@ -47,6 +46,10 @@ def reading_kinds(annotators, annotator_kind) -> tuple[str, ...]:
     Series annotator -> kind); an annotator it leaves out is alone in a kind of its own,
     ``"alone:<annotator>"`` (it errs independently, as in Dawid-Skene)."""
     mapping = {str(k): str(v) for k, v in dict(annotator_kind).items()}
+    unknown = sorted(set(mapping) - set(annotators))
+    if unknown:
+        raise InvalidInputError(f"annotator_kind names annotators with no labels: {unknown[:10]}; the labels have {list(annotators)[:10]}"
+                                f"{' ...' if len(annotators) > 10 else ''}.")
     return tuple(mapping.get(a, f"alone:{a}") for a in annotators)
 
 

@@ -9,7 +9,10 @@ One more label :math:`l` of item :math:`i` from annotator :math:`a` tells about 
 the expected drop of the entropy of the item's class probabilities :math:`p_{i\cdot}` (its soft
 labels), in nats, with :math:`\theta_a` the annotator's posterior mean confusion matrix (with many
 items per annotator the confusion is far better known than any one item's class, so its
-uncertainty is left out). Items are ranked by the information the best available annotator gives
+uncertainty is left out). For ``model="correlated"`` :math:`\theta_a` is the confusion with the
+kind's reading summed out, which takes the next label as independent of the item's other labels:
+a label from a kind that already labelled the item tells less than this says (its reading is
+shared), so prefer annotators of another kind there. Items are ranked by the information the best available annotator gives
 (or a named one); an item is *settled* when its most probable class has probability at least
 ``confident``, and the labelling can stop when every item is settled or no label would tell more
 than ``min_information``. ``validation/labels_plan.py`` checks the expected entropy drop against

@@ -146,5 +146,7 @@ def test_correlated_needs_a_kind_of_two_annotators():
         fit_labels(sim["labels"], "correlated", progressbar=False)
     with pytest.raises(InvalidInputError, match="two or more annotators"):
         fit_labels(sim["labels"], "correlated", annotator_kind={"annotator0": "llm"}, progressbar=False)
+    with pytest.raises(InvalidInputError, match=r"names annotators with no labels: \['llm-x'\]"):
+        fit_labels(sim["labels"], "correlated", annotator_kind={"annotator0": "llm", "annotator1": "llm", "llm-x": "llm"}, progressbar=False)
     with pytest.raises(InvalidInputError, match="'hierarchical' or 'correlated'"):
         fit_labels(sim["labels"], "dawid-skene", annotator_kind={"annotator0": "llm"}, progressbar=False)
