@@ -143,3 +143,27 @@ def draw_readings(layer: np.ndarray, classes: np.ndarray, rng: np.random.Generat
     probabilities = np.exp(layer[:, classes]).transpose(1, 0, 2)  # (items, kinds, readings)
     cumulative = probabilities.cumsum(axis=-1)
     return (rng.random(cumulative.shape[:2])[..., None] > cumulative).sum(axis=-1).clip(max=layer.shape[-1] - 1)
+
+
+def reading_weights(matrix, log_theta: np.ndarray, log_layer: np.ndarray, kind_index: np.ndarray) -> np.ndarray:
+    """(patterns, kinds, classes, readings): each kind's reading of each pattern's item given its
+    class and the item's labels, :math:`p(r_g = r \\mid z = k, y) \\propto \\phi_{gkr}\\prod_{a\\in g,l}\\theta_{arl}^{n_{al}}`,
+    at one value of the parameters (``log_theta`` (annotators, readings, labels), ``log_layer``
+    (kinds, classes, readings)); the identity for a kind of one annotator."""
+    n_classes, n_labels = log_theta.shape[1:]
+    weights = []
+    for g, columns in enumerate(kind_columns(kind_index, n_labels)):
+        members = log_theta[kind_index == g].transpose(0, 2, 1).reshape(len(columns), n_classes)
+        summed = np.asarray(matrix[:, columns] @ members)  # (patterns, readings)
+        joint = log_layer[None, g] + summed[:, None, :]
+        weights.append(np.exp(joint - logsumexp(joint, axis=-1, keepdims=True)))
+    return np.stack(weights, axis=1)
+
+
+def next_label_confusion(matrix, log_theta: np.ndarray, log_layer: np.ndarray, kind_index: np.ndarray) -> np.ndarray:
+    """(patterns, annotators, classes, labels): the probability of annotator :math:`a`'s next label
+    of the pattern's item given its class and the item's labels so far,
+    :math:`\\sum_r p(r_{g(a)} = r \\mid z = k, y)\\,\\theta_{arl}` (:func:`reading_weights`): an
+    annotator whose kind already read the item repeats much of that reading."""
+    weights = reading_weights(matrix, log_theta, log_layer, kind_index)[:, kind_index]  # (patterns, annotators, classes, readings)
+    return np.einsum("pakr,arl->pakl", weights, np.exp(log_theta))

@@ -11,6 +11,7 @@ import numpy as np
 import pytensor
 import pytest
 import xarray as xr
+from scipy.special import logsumexp
 
 from bayes_raters.errors import BoundWarning, InvalidInputError
 from bayes_raters.labels import build_labels_model, fit_labels, labels_data, simulate_labels
@@ -63,15 +64,13 @@ def test_the_likelihood_sums_out_the_class_and_every_kinds_reading(design):
         prevalence, phi, theta = random_point(rng, len(data.annotators), 1)
         phi_by_kind = {g: (phi[0] if g == llm else np.eye(3)) for g in set(kind_of)}
         expected = brute_force(data.counts(), gold, prevalence, phi_by_kind, theta, kind_of)
-        from scipy.special import logsumexp
-
         np.testing.assert_allclose(float(likelihood(prevalence, phi, theta)), logsumexp(expected, axis=1).sum(), rtol=1e-10)
 
 
 def test_the_numpy_draws_give_the_same_items(design):
     """Soft labels and each item's log-likelihood from the NumPy evaluation of posterior draws equal
     the brute-force enumeration at those draws (a gold item's own prior term dropped)."""
-    from scipy.special import logsumexp, softmax
+    from scipy.special import softmax
 
     data, gold = design
     model = build_labels_model(data, "correlated", gold=gold, annotator_kind=LLMS)
@@ -91,6 +90,45 @@ def test_the_numpy_draws_give_the_same_items(design):
     prior = [np.where(gold[:, None] >= 0, np.log(p)[gold.clip(0)][:, None], 0.0)[:, 0] for p, _, _ in draws]
     np.testing.assert_allclose(item_log_likelihood(posterior, model.labels["patterns"], kinds)[0],
                                [logsumexp(e, axis=1) - q for e, q in zip(expected, prior, strict=True)], atol=1e-9)
+
+
+def test_the_next_label_reads_through_the_kinds_reading_of_the_item(design):
+    """The planner's information of one more label from annotator a equals the expected entropy
+    drop of the item's class probabilities enumerated over that label (the item's labels with one
+    more, by brute force), at random parameters: for an LLM whose kind already read the item the
+    next label's confusion is not the marginal one."""
+    from scipy.special import softmax
+
+    from bayes_raters.labels.correlated import next_label_confusion
+    from bayes_raters.labels.draws import pattern_matrix
+    from bayes_raters.labels.plan import entropy, label_information
+
+    data, _ = design
+    model = build_labels_model(data, "correlated", annotator_kind=LLMS)
+    patterns = model.labels["patterns"]
+    kinds = model.labels["spec"].kinds
+    kind_of = np.asarray([list(dict.fromkeys(kinds)).index(k) for k in kinds])
+    llm = kind_of[list(data.annotators).index("annotator3")]
+    rng = np.random.default_rng(9)
+    prevalence, phi, theta = random_point(rng, len(data.annotators), 1)
+    layer = np.stack([np.log(phi[0]) if g == llm else np.log(np.eye(3) + 1e-300) for g in range(kind_of.max() + 1)])
+    confusion = next_label_confusion(pattern_matrix(patterns, len(data.annotators), 3), np.log(theta), layer, kind_of)[patterns.item_pattern]
+    phi_by_kind = {g: (phi[0] if g == llm else np.eye(3)) for g in set(kind_of)}
+    counts = data.counts()
+    soft = softmax(brute_force(counts, np.full(len(counts), -1), prevalence, phi_by_kind, theta, kind_of), axis=1)
+    planned = label_information(soft, confusion)
+    annotator = list(data.annotators).index("annotator4")
+    for i in range(0, len(counts), 8):
+        drop = entropy(soft[i:i + 1])[0]
+        for label in range(3):
+            more = counts[i:i + 1].copy()
+            more[0, annotator, label] += 1
+            joint = brute_force(more, np.full(1, -1), prevalence, phi_by_kind, theta, kind_of)
+            drop -= np.exp(logsumexp(joint) - logsumexp(brute_force(counts[i:i + 1], np.full(1, -1), prevalence, phi_by_kind, theta, kind_of))) \
+                * entropy(softmax(joint, axis=1))[0]
+        np.testing.assert_allclose(planned[i, annotator], drop, atol=1e-10)
+    marginal = np.einsum("kr,arl->akl", phi[0], theta)[annotator]
+    assert not np.allclose(confusion[:, annotator], marginal), "the kind's reading of the item should move the next label's confusion"
 
 
 def test_annotators_who_err_together_no_longer_make_confident_wrong_labels():
@@ -119,8 +157,8 @@ def test_annotators_who_err_together_no_longer_make_confident_wrong_labels():
 def test_the_result_contract_with_other_labels(tmp_path):
     """A correlated fit whose annotators also answer "unsure" (a label that is not a class): LOO over
     items, posterior predictive labels from each kind's reading (seeded: the same seed, the same
-    labels; the labels that are not classes among them), save and load with the kinds and the
-    other labels."""
+    labels; the labels that are not classes among them), the next items, save and load with the
+    kinds and the other labels."""
     from bayes_raters.labels import LabelsResult
 
     sim = simulate_labels(n_items=80, n_annotators=5, n_classes=2, correlated=3, random_seed=5)
@@ -135,6 +173,8 @@ def test_the_result_contract_with_other_labels(tmp_path):
     again = fit.sample_posterior_predictive(n_draws=40, random_seed=3)["posterior_predictive"]["label"].values
     np.testing.assert_array_equal(first, again)
     assert set(np.unique(first)) == {0, 1, 2}
+    plan = fit.next_items(5)
+    assert len(plan) == 5 and (plan["information"] >= 0).all() and plan["information"].is_monotonic_decreasing
     loaded = LabelsResult.load(fit.save(tmp_path / "correlated.nc"))
     assert loaded.spec == fit.spec and loaded.spec.other_labels == ("unsure",) and repr(loaded) == repr(fit)
     np.testing.assert_allclose(loaded.item_table()[["p_0", "p_1"]].to_numpy(), fit.item_table()[["p_0", "p_1"]].to_numpy())
