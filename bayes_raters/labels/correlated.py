@@ -34,6 +34,8 @@ import pytensor.tensor as pt
 from scipy.special import logsumexp
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.labels.data import kind_layout
+from bayes_raters.results import draw_categories
 
 #: The kind reading's rows: total Dirichlet concentration ...
 KIND_ROW_CONCENTRATION = 10.0
@@ -109,15 +111,22 @@ def kind_columns(kind_index: np.ndarray, n_labels: int) -> list[np.ndarray]:
     return [columns[kind_index == g].ravel() for g in range(int(kind_index.max()) + 1)]
 
 
+def kind_sums(matrix, log_theta: np.ndarray, kind_index: np.ndarray):
+    r"""Per kind ``g``, ``(g, s)`` with ``s`` (draws, patterns, readings) the sum
+    :math:`s_{pgr} = \sum_{a\in g,l} n_{pal}\log\theta_{arl}` of :func:`correlated_log_likelihood`
+    for a block of draws (``log_theta`` (draws, annotators, readings, labels)), in NumPy."""
+    n_draws, _, n_classes, n_labels = log_theta.shape
+    for g, columns in enumerate(kind_columns(kind_index, n_labels)):
+        members = log_theta[:, kind_index == g].transpose(1, 3, 2, 0).reshape(len(columns), n_classes * n_draws)
+        yield g, np.asarray(matrix[:, columns] @ members).reshape(-1, n_classes, n_draws).transpose(2, 0, 1)
+
+
 def correlated_by_class(matrix, log_theta: np.ndarray, log_layer: np.ndarray, kind_index: np.ndarray) -> np.ndarray:
     """(draws, patterns, classes): the sum over kinds of :func:`correlated_log_likelihood`, in
     NumPy for a block of draws (``log_theta`` (draws, annotators, readings, labels), ``log_layer``
     (draws, kinds, classes, readings))."""
-    n_draws, _, n_classes, n_labels = log_theta.shape
-    total = np.zeros((n_draws, matrix.shape[0], n_classes))
-    for g, columns in enumerate(kind_columns(kind_index, n_labels)):
-        members = log_theta[:, kind_index == g].transpose(1, 3, 2, 0).reshape(len(columns), n_classes * n_draws)
-        summed = np.asarray(matrix[:, columns] @ members).reshape(-1, n_classes, n_draws).transpose(2, 0, 1)  # (draws, patterns, readings)
+    total = np.zeros((log_theta.shape[0], matrix.shape[0], log_theta.shape[2]))
+    for g, summed in kind_sums(matrix, log_theta, kind_index):
         total += logsumexp(log_layer[:, g, None, :, :] + summed[:, :, None, :], axis=-1)
     return total
 
@@ -126,8 +135,7 @@ def layer_draws(posterior, kinds: tuple[str, ...]) -> tuple[np.ndarray, np.ndarr
     """From a ``"correlated"`` posterior: (draws, kinds, classes, readings) log reading matrices
     (the identity for a kind of one annotator), (draws, annotators, readings, labels) log reading
     confusion, chains stacked, and each annotator's kind index (``kinds``: the spec's, one per annotator)."""
-    names = list(dict.fromkeys(kinds))
-    kind_index = np.asarray([names.index(k) for k in kinds])
+    names, kind_index = kind_layout(kinds)
     phi = posterior["kind_reading"].stack(sample=("chain", "draw")).transpose("sample", "shared_kind", "true_class", "reading")
     theta = posterior["reading_confusion"].stack(sample=("chain", "draw")).transpose("sample", "annotator", "reading", "label").values
     n_draws, n_classes = theta.shape[0], theta.shape[2]
@@ -141,8 +149,7 @@ def draw_readings(layer: np.ndarray, classes: np.ndarray, rng: np.random.Generat
     """(items, kinds): each item's reading by each kind given its class, one draw (``layer``: (kinds,
     classes, readings) log reading matrices of one draw; ``classes``: (items,))."""
     probabilities = np.exp(layer[:, classes]).transpose(1, 0, 2)  # (items, kinds, readings)
-    cumulative = probabilities.cumsum(axis=-1)
-    return (rng.random(cumulative.shape[:2])[..., None] > cumulative).sum(axis=-1).clip(max=layer.shape[-1] - 1)
+    return draw_categories(probabilities.reshape(-1, layer.shape[-1]), rng).reshape(probabilities.shape[:2])
 
 
 def reading_weights(matrix, log_theta: np.ndarray, log_layer: np.ndarray, kind_index: np.ndarray) -> np.ndarray:
@@ -150,12 +157,9 @@ def reading_weights(matrix, log_theta: np.ndarray, log_layer: np.ndarray, kind_i
     class and the item's labels, :math:`p(r_g = r \\mid z = k, y) \\propto \\phi_{gkr}\\prod_{a\\in g,l}\\theta_{arl}^{n_{al}}`,
     at one value of the parameters (``log_theta`` (annotators, readings, labels), ``log_layer``
     (kinds, classes, readings)); the identity for a kind of one annotator."""
-    n_classes, n_labels = log_theta.shape[1:]
     weights = []
-    for g, columns in enumerate(kind_columns(kind_index, n_labels)):
-        members = log_theta[kind_index == g].transpose(0, 2, 1).reshape(len(columns), n_classes)
-        summed = np.asarray(matrix[:, columns] @ members)  # (patterns, readings)
-        joint = log_layer[None, g] + summed[:, None, :]
+    for g, summed in kind_sums(matrix, log_theta[None], kind_index):
+        joint = log_layer[None, g] + summed[0][:, None, :]
         weights.append(np.exp(joint - logsumexp(joint, axis=-1, keepdims=True)))
     return np.stack(weights, axis=1)
 

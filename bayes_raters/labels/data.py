@@ -113,6 +113,13 @@ def labels_data(labels: pd.DataFrame, *, item: str = "item", annotator: str = "a
                       annotator_index=annotators.get_indexer(rows["annotator"]), label_index=every.get_indexer(rows["label"]), labels=every)
 
 
+def kind_layout(kinds) -> tuple[list[str], np.ndarray]:
+    """``(names, index)``: the distinct kinds in order of first appearance and each entry's index
+    into them (``kinds``: one kind per annotator)."""
+    names = list(dict.fromkeys(kinds))
+    return names, np.asarray([names.index(k) for k in kinds], dtype=np.int64)
+
+
 def gold_classes(data: LabelsData, gold, *, item: str = "item", label: str = "label") -> np.ndarray:
     """(items,): each item's gold class index into ``data.classes``, or :data:`NO_GOLD`.
     ``gold``: a table with ``item`` and ``label`` columns, a Series indexed by item, or a dict;

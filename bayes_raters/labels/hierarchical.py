@@ -24,7 +24,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.labels.data import LabelsData
+from bayes_raters.labels.data import LabelsData, kind_layout
 
 #: Prior SD of the kinds' mean log-odds of each wrong label against the correct one.
 MU_SD = 1.5
@@ -43,8 +43,7 @@ def annotator_kinds(data: LabelsData, annotator_kind) -> tuple[list[str], np.nda
     if missing:
         raise InvalidInputError(f"annotator_kind: annotators without a kind: {missing[:10]}{' ...' if len(missing) > 10 else ''}; "
                                 "give every annotator of the labels a kind (e.g. 'human' or 'llm').")
-    kinds = list(dict.fromkeys(mapping[a] for a in data.annotators))
-    return kinds, np.asarray([kinds.index(mapping[a]) for a in data.annotators])
+    return kind_layout([mapping[a] for a in data.annotators])
 
 
 def hierarchical_log_theta(kinds: list[str], kind_index: np.ndarray, n_classes: int, n_labels: int | None = None):

@@ -52,7 +52,7 @@ import pytensor.tensor as pt
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_spec import FitSpec
 from bayes_raters.labels.correlated import correlated_log_likelihood, correlated_parameters, kind_reading_concentration, reading_kinds
-from bayes_raters.labels.data import LabelsData
+from bayes_raters.labels.data import LabelsData, kind_layout
 from bayes_raters.labels.hierarchical import annotator_kinds, hierarchical_log_theta
 from bayes_raters.labels.patterns import LabelPatterns, label_patterns
 
@@ -196,8 +196,7 @@ def independent_log_theta(spec: LabelsSpec, n_annotators: int, n_classes: int, n
         confusion = pm.Dirichlet("confusion", np.broadcast_to(rows, (n_annotators, n_classes, n_labels)), dims=("annotator", "true_class", "label"))
         return pt.log(confusion)
     if spec.model == "hierarchical":
-        kinds = list(dict.fromkeys(spec.kinds))
-        return hierarchical_log_theta(kinds, np.asarray([kinds.index(k) for k in spec.kinds]), n_classes, n_labels)
+        return hierarchical_log_theta(*kind_layout(spec.kinds), n_classes, n_labels)
     a, b = spec.confusion_concentration
     if spec.model == "one-coin":
         return one_coin_log_theta(pm.Beta("accuracy", a, b, dims="annotator"), n_classes, n_labels=n_labels)
@@ -225,9 +224,9 @@ def build_labels_model(data: LabelsData, model: Model = "dawid-skene", *, gold: 
         prevalence = pm.Dirichlet("prevalence", np.asarray(spec.prevalence_concentration), dims="true_class")
         inputs = graph_inputs(patterns, n_classes)
         if model == "correlated":
-            kinds = list(dict.fromkeys(spec.kinds))
-            log_layer, log_theta, kind_of = correlated_parameters(kinds, np.asarray([kinds.index(k) for k in spec.kinds]),
-                                                                  np.reshape(spec.confusion_concentration, (n_classes, n_labels)), n_classes)
+            kinds, kind_index = kind_layout(spec.kinds)
+            log_layer, log_theta, kind_of = correlated_parameters(kinds, kind_index, np.reshape(spec.confusion_concentration, (n_classes, n_labels)),
+                                                                  n_classes)
             labels_term = correlated_log_likelihood(log_layer, log_theta, kind_of, inputs, len(kinds), n_classes)
         else:
             labels_term = pattern_log_likelihood(independent_log_theta(spec, n_annotators, n_classes, n_labels), inputs, n_classes)

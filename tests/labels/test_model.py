@@ -132,6 +132,15 @@ def test_crowdkits_mace_estimate_is_a_mode(anaesthesia):
         assert loglik(np.clip(competence + 0.005 * rng.standard_normal(5), 0, 1), xi / xi.sum(axis=1, keepdims=True)) < top
 
 
+def dense_log_likelihood(counts, gold, prevalence, confusion) -> float:
+    """The Dawid-Skene log-likelihood summed item by item: counts (items, annotators, labels), gold
+    (items,) class index or -1, confusion (annotators, classes, labels)."""
+    by_class = np.log(prevalence) + np.einsum("ial,akl->ik", counts, np.log(confusion))
+    has = gold >= 0
+    by_class[has] = np.where(np.arange(len(prevalence)) == gold[has, None], by_class[has], -np.inf)
+    return logsumexp(by_class, axis=1).sum()
+
+
 def test_patterns_give_the_items_likelihood_with_gold():
     """The model's log density over label patterns (items with the same labels as one weighted
     term, gold items kept apart) equals the sum over items of the module docstring's formula,
@@ -149,10 +158,8 @@ def test_patterns_give_the_items_likelihood_with_gold():
     rng = np.random.default_rng(2)
     for _ in range(3):
         prevalence, confusion = rng.dirichlet(np.ones(3)), rng.dirichlet(np.ones(3), size=(3, 3))
-        by_class = np.log(prevalence) + np.einsum("ial,akl->ik", data.counts(), np.log(confusion))
-        has = gold >= 0
-        by_class[has] = np.where(np.arange(3) == gold[has, None], by_class[has], -np.inf)
-        np.testing.assert_allclose(float(likelihood(prevalence, confusion)), logsumexp(by_class, axis=1).sum(), rtol=1e-10)
+        np.testing.assert_allclose(float(likelihood(prevalence, confusion)), dense_log_likelihood(data.counts(), gold, prevalence, confusion),
+                                   rtol=1e-10)
 
 
 def test_data_sets_of_one_design_share_the_compiled_code():
