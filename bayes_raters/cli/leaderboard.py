@@ -33,6 +33,8 @@ def add_parser(commands, command) -> None:
     model.add_argument("--tune", type=int, metavar="N", default=200, help="warm-up sweeps per chain")
     model.add_argument("--chains", type=int, metavar="N", default=2, help="chains (2 or more to check convergence)")
     model.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
+    model.add_argument("--audit", action="store_true",
+                       help="also audit the items: P(mis-keyed), P(answered at random), saturation (sorted by P(mis-keyed))")
     model.add_argument("--top", type=int, metavar="N", default=20, help="rows of each table printed (all in --json and --output)")
     output_options(leaderboard)
 
@@ -55,5 +57,12 @@ def leaderboard(args: argparse.Namespace) -> Output:
     ])
     data = {"systems": records(tables["systems"], "system"), "items": records(tables["items"], "item"),
             "convergence": convergence_record(result.convergence)}
+    if args.audit:
+        audit = result.audit_table().sort_values("p_miskeyed", ascending=False)
+        shares = ", ".join(f"{kind} {share:.3f}" for kind, share in audit.attrs["shares"].items())
+        text += f"\n\naudit (most likely mis-keyed first; estimated shares: {shares})\n" + text_table(audit.head(args.top), 3)
+        tables["audit"] = audit
+        data["audit"] = records(audit, "item")
+        data["audit_shares"] = audit.attrs["shares"]
     data["inference"] = result.inference.to_dict()  # the sampler and how many draws it needed (draws_rule)
     return Output(text, data, tables)

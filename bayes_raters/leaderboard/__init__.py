@@ -4,7 +4,9 @@
 Metropolis-within-Gibbs sampler (:mod:`bayes_raters.leaderboard.sampler`) that scales to hundreds of systems and tens of
 thousands of items; :class:`LeaderboardResult` gives the item table (difficulty,
 discrimination, items that rank systems backwards or not at all) and the system table (ability,
-rank interval, P(rank 1)). :func:`build_leaderboard_model` is the same model in PyMC.
+rank interval, P(rank 1)); ``result.audit_table()`` (:mod:`bayes_raters.leaderboard.audit`) gives each
+item's probability of being mis-keyed or answered at random, and its saturation.
+:func:`build_leaderboard_model` is the same model in PyMC.
 A fitted leaderboard is an item bank: :func:`select_items` picks a small benchmark that reproduces
 the full scores (:func:`estimate_scores`, :func:`compare_item_selections`), and
 :class:`AdaptiveTest` / :func:`run_adaptive_test` test a new system item by item until its ability
@@ -18,9 +20,9 @@ from bayes_raters.leaderboard.fit import fit_leaderboard
 from bayes_raters.leaderboard.model import LEADERBOARD_MODELS, LeaderboardSpec, answer_matrix, build_leaderboard_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.selection import compare_item_selections, estimate_scores, select_items
-from bayes_raters.leaderboard.simulate import simulate_leaderboard
+from bayes_raters.leaderboard.simulate import plant_item_errors, simulate_leaderboard
 
 __all__ = ["LEADERBOARD_MODELS", "AdaptiveTest",
            "ItemBank", "LeaderboardResult", "LeaderboardSpec", "answer_matrix", "build_leaderboard_model",
-           "compare_item_selections", "estimate_scores", "fit_leaderboard", "run_adaptive_test", "select_items",
+           "compare_item_selections", "estimate_scores", "fit_leaderboard", "plant_item_errors", "run_adaptive_test", "select_items",
            "simulate_leaderboard"]

@@ -52,6 +52,19 @@ def lower_times(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def metric_norm2(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """v^T G v per row, G = L L^T given by ``chol``: |L^T v|^2."""
+    k = v.shape[1]
+    if k == 1:
+        return (chol[:, 0, 0] * v[:, 0]) ** 2
+    return (chol[:, 0, 0] * v[:, 0] + chol[:, 1, 0] * v[:, 1]) ** 2 + (chol[:, 1, 1] * v[:, 1]) ** 2
+
+
+def mh_accept(rng, log_ratio) -> np.ndarray:
+    """Metropolis-Hastings acceptance: log U < ``log_ratio`` with U uniform, one per entry (a NaN ratio is refused)."""
+    return np.log(rng.random(np.shape(log_ratio))) < log_ratio
+
+
 def log_det(chol: np.ndarray) -> np.ndarray:
     """log |L L^T| per block."""
     return 2 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(1)

@@ -11,6 +11,7 @@ import xarray as xr
 from scipy import special
 
 from bayes_raters.irt.slopes import rest_correlations
+from bayes_raters.leaderboard.audit import audit_table
 from bayes_raters.leaderboard.convergence import rhat_and_bulk_ess
 from bayes_raters.leaderboard.model import LeaderboardSpec
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
@@ -111,6 +112,19 @@ class LeaderboardResult(FitResult):
         flag = np.where(table["share_correct"] == 1, "all correct", np.where(table["share_correct"] == 0, "all wrong", flag))
         table["flag"] = flag
         return table
+
+    def audit_table(self) -> pd.DataFrame:
+        """The benchmark audit (:func:`bayes_raters.leaderboard.audit.audit_table`): per item
+        ``p_keyed``, ``p_miskeyed``, ``p_random``, ``saturation`` (P(the best system answers it
+        right)) and ``flag``; the shares of the three kinds of item in ``table.attrs["shares"]``.
+        The ``backwards`` flag of :meth:`item_table` is a heuristic; these are probabilities.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by item, in the order of the data.
+        """
+        return audit_table(self)
 
     def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
         """One row per system, best first: ``theta_*`` (mean, sd, interval), the rank (1 = best)

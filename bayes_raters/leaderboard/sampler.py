@@ -31,59 +31,17 @@ are in ``models/leaderboards.md`` (``benchmarks/bench_leaderboard.py`` measures 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 from scipy import stats
 
+from bayes_raters.leaderboard.items import item_coordinates, log_item_prior, update_items
 from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
-from bayes_raters.leaderboard.proposals import (
-    IndependenceProposal,
-    cholesky,
-    gauss_draw,
-    gauss_log_q,
-    independence_log_q_back,
-    lower_solve,
-    mix_independence,
-    upper_solve,
-)
+from bayes_raters.leaderboard.proposals import IndependenceProposal, independence_log_q_back, mh_accept, mix_independence
+from bayes_raters.leaderboard.state import State, start_state
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
 #: mu_log_a ~ N(0, 0.5), sigma_log_a ~ N+(0.5); 1PL: log a ~ N(0, 0.5).
 B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE = 1.0, 1.5, 0.5, 0.5
-
-
-@dataclass
-class State:
-    """One chain's current values (``log_a`` has one entry per item; the 1PL keeps them equal)."""
-
-    theta: np.ndarray
-    log_a: np.ndarray
-    b: np.ndarray
-    b_mean: float
-    b_sigma: float
-    log_a_mean: float
-    log_a_sigma: float
-    item_loglik: np.ndarray = field(default=None)
-    accepted: dict = field(default_factory=dict)
-
-
-def start_state(answers: np.ndarray, rng: np.random.Generator) -> State:
-    """Dispersed starting values from the data: standardised logits of each system's share
-    correct (jittered by 0.3), item difficulties from each item's share, slopes near 1."""
-    observed = answers >= 0
-    share = lambda correct, n: (correct + 0.5) / (n + 1.0)  # noqa: E731
-    sys_share = share((answers == 1).sum(1), observed.sum(1))
-    theta = np.log(sys_share / (1 - sys_share))
-    theta = (theta - theta.mean()) / max(theta.std(), 1e-6) + rng.normal(0, 0.3, len(theta))
-    item_share = share((answers == 1).sum(0), observed.sum(0))
-    b = -np.log(item_share / (1 - item_share)) + rng.normal(0, 0.3, len(item_share))
-    log_a = np.full(answers.shape[1], rng.normal(0, 0.2))
-    return State(theta, log_a, b, float(b.mean()), float(b.std()) + 0.1, float(log_a[0]), 0.3)
-
-
-def _accept(rng, log_ratio: np.ndarray) -> np.ndarray:
-    return np.log(rng.random(np.shape(log_ratio))) < log_ratio
 
 
 def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None, passed: tuple | None = None) -> tuple:
@@ -96,7 +54,7 @@ def update_theta(answers, answers_t, state: State, rng, independent: Independenc
     240 of 249 answers right has a right-skewed conditional with little information in its upper
     tail, where the reverse of a Newton move is improbable (bulk ESS 66-177 of 600 draws for the
     eight best of 5,000 systems at 5,000 x 249; 430 or more for every system with the mixture).
-    The items' short Newton step (:data:`ITEM_STEPS`) is not used here: it lowered the
+    The items' short Newton step (:data:`~bayes_raters.leaderboard.items.ITEM_STEPS`) is not used here: it lowered the
     abilities' median bulk ESS from 1,079 to 775 of 1,400 draws at 4,278 x 102
     (``models/leaderboards.md``). ``passed``: the abilities pass's ``(ll, g, info)`` at the current
     abilities and items when already known (the previous update's, :func:`theta_updates`); returns
@@ -115,64 +73,10 @@ def update_theta(answers, answers_t, state: State, rng, independent: Independenc
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
     log_q_back = 0.5 * (np.log(prec_p) - prec_p * (theta - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
     log_q_back = independence_log_q_back(independent, use_ind, theta[:, None], proposal[:, None], log_q_back)
-    take = _accept(rng, log_ratio + log_q_back)
+    take = mh_accept(rng, log_ratio + log_q_back)
     state.theta = np.where(take, proposal, theta)
     state.accepted["theta"] = float(take.mean())
     return tuple(np.where(take, new, now) for now, new in ((ll, ll_p), (g, g_p), (info, info_p)))
-
-
-def _log_item_prior(log_a, b, state: State, two_pl: bool) -> np.ndarray:
-    out = -((b - state.b_mean) ** 2) / (2 * state.b_sigma**2)
-    if two_pl:
-        out = out - (log_a - state.log_a_mean) ** 2 / (2 * state.log_a_sigma**2)
-    return out
-
-
-def item_coordinates(state: State, two_pl: bool) -> np.ndarray:
-    """The items' sampling coordinates, shape (items, k): 2PL (log a, d = -a b), 1PL (b)."""
-    if two_pl:
-        return np.stack([state.log_a, -np.exp(state.log_a) * state.b], axis=1)
-    return state.b[:, None].copy()
-
-
-def _from_coordinates(x: np.ndarray, state: State, two_pl: bool) -> tuple[np.ndarray, np.ndarray]:
-    if two_pl:
-        return x[:, 0], -x[:, 1] * np.exp(-x[:, 0])
-    return state.log_a, x[:, 0]
-
-
-def _item_newton(answers_t, theta, x, state: State, two_pl: bool, passed: tuple | None = None):
-    r"""Log target, Newton point and metric G (items, k, k) of every item's conditional at ``x``.
-    The 2PL works in the slope-intercept coordinates :math:`(\alpha, d) = (\log a, -ab)`, where
-    the likelihood is a logistic regression on :math:`(a\theta, 1)` and nearly Gaussian even for
-    weak items (in :math:`(\log a, b)` a weak item's :math:`b` spreads as :math:`1/a`, a banana the
-    Newton proposal cannot follow: items there kept a bulk ESS of 2-6 in 300 sweeps on 100 x 2,000).
-    Target: :math:`\ell + \log N(\alpha; \mu_{\log a}, \sigma_{\log a}) + \log N(-d/a; \mu_b,
-    \sigma_b) - \alpha` (the last term the Jacobian of :math:`b = -d/a`); metric: the Fisher
-    information plus the prior's Gauss-Newton term. Returns the accepted-state parts too.
-    ``passed``: the item pass's ``(ll, g, info)`` at these items and abilities when already known
-    (the previous item update's accepted values), which saves one pass over the answers."""
-    log_a, b = _from_coordinates(x, state, two_pl)
-    a = np.exp(log_a)
-    ll, g, info = item_pass(answers_t, theta, a, b) if passed is None else passed
-    target = ll + _log_item_prior(log_a, b, state, two_pl)
-    z = (b - state.b_mean) / state.b_sigma**2
-    inv_var = 1.0 / state.b_sigma**2
-    if not two_pl:
-        grad = (g[:, 1] - z)[:, None]
-        metric = (info[:, 2] + inv_var)[:, None, None]
-    else:
-        d = x[:, 1]
-        sum_r, sum_w, sum_weta = -g[:, 1] / a, info[:, 2] / a**2, -info[:, 1] / a
-        g_alpha = g[:, 0] - d * sum_r + z * b - (log_a - state.log_a_mean) / state.log_a_sigma**2 - 1.0
-        grad = np.stack([g_alpha, sum_r + z / a], axis=1)
-        gaa = info[:, 0] - 2 * d * sum_weta + d * d * sum_w + 1.0 / state.log_a_sigma**2 + b * b * inv_var
-        gad = sum_weta - d * sum_w + b / a * inv_var
-        metric = np.stack([np.stack([gaa, gad], 1), np.stack([gad, sum_w + inv_var / a**2], 1)], 1)
-        target = target - log_a
-    chol = cholesky(metric)
-    newton = x + upper_solve(chol, lower_solve(chol, grad))
-    return target, (g, info, ll), newton, chol
 
 
 #: Item updates per sweep (the items are the slow block).
@@ -199,47 +103,6 @@ def interweaves(n_systems: int, n_items: int) -> bool:
     return n_items > n_systems
 
 
-#: Step fractions of the Newton item proposals, one drawn per item and sweep with equal chance.
-ITEM_STEPS = (1.0, 0.3)
-
-
-def update_items(answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None,
-                 passed: tuple | None = None) -> tuple:
-    r"""Step 2: every item by one Metropolis-Hastings move from a mixture of kernels, the kernel
-    drawn per item and sweep independently of the state (each kernel leaves the conditional
-    invariant, so the mixture does):
-
-    * Newton: :math:`x^* \sim N(x + hG^{-1}g,\ h(2 - h)G^{-1})` (:func:`_item_newton`),
-      :math:`h` from :data:`ITEM_STEPS`; exact for a Gaussian conditional with any :math:`h`.
-      The full step alone left items stuck for 200 sweeps at points where its reverse move was
-      improbable (bulk ESS 3-6 of 300 sweeps on 100 x 2,000); the short step walks out of them;
-    * after warmup, with probability 1/2, the independence proposal ``independent``
-      (:class:`~bayes_raters.leaderboard.proposals.IndependenceProposal`) instead.
-
-    Returns the accepted items' (gradient, information) for the 1PL's common-slope step and the
-    next item update (``passed``: the pass at the current items, when the abilities and items are
-    those it was computed at), and stores each item's log-likelihood at the accepted values."""
-    theta, n_items = state.theta, len(state.b)
-    x = item_coordinates(state, two_pl)
-    h = rng.choice(ITEM_STEPS, size=n_items)
-    var_scale = h * (2 - h)
-    known = None if passed is None else (state.item_loglik,) + tuple(passed)
-    target, parts, newton, metric = _item_newton(answers_t, theta, x, state, two_pl, known)
-    mean = x + h[:, None] * (newton - x)
-    proposal = gauss_draw(mean, metric, var_scale, rng)
-    use_ind, proposal = mix_independence(independent, proposal, rng)
-    target_p, parts_p, newton_p, metric_p = _item_newton(answers_t, theta, proposal, state, two_pl)
-    mean_p = proposal + h[:, None] * (newton_p - proposal)
-    log_q_back = gauss_log_q(x, mean_p, metric_p, var_scale) - gauss_log_q(proposal, mean, metric, var_scale)
-    log_q_back = independence_log_q_back(independent, use_ind, x, proposal, log_q_back)
-    take = _accept(rng, target_p - target + log_q_back)
-    state.log_a, state.b = _from_coordinates(np.where(take[:, None], proposal, x), state, two_pl)
-    state.item_loglik = np.where(take, parts_p[2], parts[2])
-    state.accepted["items"] = float(take.mean())
-    pick = lambda now, new: np.where(take.reshape((-1,) + (1,) * (now.ndim - 1)), new, now)  # noqa: E731
-    return tuple(pick(now, new) for now, new in zip(parts[:2], parts_p[:2]))
-
-
 def update_common_slope(answers_t, state: State, rng, parts) -> None:
     """1PL: the common log a (prior N(0, 0.5)) by one Newton proposal, from the items' sums."""
     g, info = parts
@@ -253,7 +116,7 @@ def update_common_slope(answers_t, state: State, rng, parts) -> None:
     mean_p = proposal + (g_p[:, 0].sum() - proposal / LOG_A_MEAN_SD**2) / prec_p
     log_ratio = (ll_p.sum() - proposal**2 / (2 * LOG_A_MEAN_SD**2)) - (state.item_loglik.sum() - x**2 / (2 * LOG_A_MEAN_SD**2))
     log_ratio += 0.5 * (np.log(prec_p) - prec_p * (x - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
-    take = bool(_accept(rng, log_ratio))
+    take = bool(mh_accept(rng, log_ratio))
     if take:
         state.log_a, state.item_loglik = np.full(len(state.b), proposal), ll_p
     state.accepted["slope"] = float(take)
@@ -278,7 +141,7 @@ def scale_move(state: State, rng, two_pl: bool) -> None:
     u = 0.5 * np.log(s2)
     m = state.log_a_mean if two_pl else state.log_a[0]
     log_ratio = -((m - u) ** 2 - m**2) / (2 * LOG_A_MEAN_SD**2)
-    take = bool(_accept(rng, log_ratio))
+    take = bool(mh_accept(rng, log_ratio))
     state.accepted["scale"] = float(take)
     if not take:
         return
@@ -352,29 +215,33 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts) -> None:
     log_target = lambda ll, uu: ll.sum() - np.exp(2 * uu) / (2 * scale2) + uu  # noqa: E731
     log_ratio = log_target(ll_p, proposal) - log_target(state.item_loglik, u)
     log_ratio += 0.5 * (np.log(prec_p) - prec_p * (u - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
-    take = bool(_accept(rng, log_ratio))
+    take = bool(mh_accept(rng, log_ratio))
     state.accepted["interweave"] = float(take)
     if take:
         state.log_a_sigma, state.log_a, state.item_loglik = float(np.exp(proposal)), new_log_a, ll_p
 
 
-def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None) -> None:
-    """One sweep of steps 1-4 (module docstring). A proposal far in a tail can overflow
-    ``exp`` (a slope of e^800); its target is then not finite and the move is rejected, which is
-    the right outcome, so numpy's overflow and invalid-value warnings are silenced here."""
+def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None, warming: bool = False) -> None:
+    """One sweep of steps 1-4 (module docstring); ``warming``: a warmup sweep, where items far from
+    their conditional mode climb to it (:func:`~bayes_raters.leaderboard.items.climb_far_items`). A
+    proposal far in a tail can overflow ``exp`` (a slope of e^800); its target is then not finite
+    and the move is rejected, which is the right outcome, so numpy's overflow and invalid-value
+    warnings are silenced here."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        _sweep(answers, answers_t, state, rng, two_pl, independent)
+        _sweep(answers, answers_t, state, rng, two_pl, independent, warming)
 
 
-def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None) -> None:
+def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None, warming: bool) -> None:
     """``independent``: the (abilities, items) independence proposals, or None during warmup."""
     independent_theta, independent = (None, None) if independent is None else independent
     passed = None
     for _ in range(theta_updates(*answers.shape)):  # the items do not change between them: each starts from the last one's pass
         passed = update_theta(answers, answers_t, state, rng, independent_theta, passed)
+    if warming and state.climb is None:
+        state.climb = np.ones(len(state.b))
     parts = None
     for _ in range(ITEM_UPDATES):  # nothing changes between them but the items: each starts from the last one's pass
-        parts = update_items(answers_t, state, rng, two_pl, independent, parts)
+        parts = update_items(answers_t, state, rng, two_pl, independent, parts, state.climb if warming else None)
     if not two_pl:
         update_common_slope(answers_t, state, rng, parts)
     shift_move(state, rng)
@@ -387,7 +254,7 @@ def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tup
 def log_prior(state: State, two_pl: bool) -> float:
     """The log prior density of the state (constants dropped), for the ``lp`` sample statistic."""
     out = -0.5 * state.theta @ state.theta - 0.5 * state.b_mean**2 / B_MEAN_SD**2 - 0.5 * state.b_sigma**2 / B_SIGMA_SCALE**2
-    out += -len(state.b) * np.log(state.b_sigma) + float(_log_item_prior(state.log_a, state.b, state, False).sum())
+    out += -len(state.b) * np.log(state.b_sigma) + float(log_item_prior(state.log_a, state.b, state, False).sum())
     if two_pl:
         out += -0.5 * state.log_a_mean**2 / LOG_A_MEAN_SD**2 - 0.5 * state.log_a_sigma**2 / LOG_A_SIGMA_SCALE**2
         out += -len(state.b) * np.log(state.log_a_sigma) - float(((state.log_a - state.log_a_mean) ** 2).sum()) / (2 * state.log_a_sigma**2)
@@ -414,7 +281,7 @@ class Chain:
         """``tune`` sweeps that are not kept; ``progress(done)`` after each."""
         warm, warm_theta = [], []
         for it in range(tune):
-            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl)
+            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=True)
             if it >= tune // 2:
                 warm.append(item_coordinates(self.state, self.two_pl))
                 warm_theta.append(self.state.theta[:, None].copy())

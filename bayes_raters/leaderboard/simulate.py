@@ -75,3 +75,50 @@ def simulate_leaderboard(n_systems: int, n_items: int, *, missing: float = 0.05,
     table = pd.DataFrame({"respondent": systems[s], "item": items[j], "correct": correct[s, j]})
     truth = {"theta": pd.Series(theta, systems), "a": pd.Series(a, items), "b": pd.Series(b, items)}
     return table, truth
+
+
+def plant_item_errors(answers: pd.DataFrame, *, miskeyed: float = 0.05, random_items: float = 0.05,
+                      random_seed=None) -> tuple[pd.DataFrame, pd.Series]:
+    """Answers with planted item errors, for checking an audit: a share ``miskeyed`` of the items
+    has every answer flipped (a wrong key: the strong systems now fail it), a share
+    ``random_items`` has its answers replaced by coin flips with the item's own chance, drawn
+    U(0.2, 0.8) (an ambiguous item: ability does not matter). The items are drawn at random.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Long answers ``respondent, item, correct`` (as :func:`simulate_leaderboard` makes).
+    miskeyed, random_items : float
+        Shares of the items, each in [0, 1], summing to at most 1.
+    random_seed : int, numpy.random.Generator or None
+        Same seed, same errors.
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.Series)
+        The answers and each item's kind (``"keyed"``, ``"miskeyed"``, ``"random"``), indexed by item.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import plant_item_errors, simulate_leaderboard
+    >>> answers, _ = simulate_leaderboard(50, 40, random_seed=0)
+    >>> planted, kind = plant_item_errors(answers, miskeyed=0.1, random_items=0.05, random_seed=0)
+    >>> kind.value_counts().to_dict()
+    {'keyed': 34, 'miskeyed': 4, 'random': 2}
+    """
+    if not (0 <= miskeyed <= 1 and 0 <= random_items <= 1 and miskeyed + random_items <= 1):
+        raise InvalidInputError(f"miskeyed and random_items must lie in [0, 1] and sum to at most 1, got {miskeyed} and {random_items}.")
+    rng = seeded_rng(random_seed)
+    items = pd.Index(answers["item"].unique())
+    order = rng.permutation(len(items))
+    n_flip, n_random = round(miskeyed * len(items)), round(random_items * len(items))
+    kind = np.full(len(items), "keyed", dtype=object)
+    kind[order[:n_flip]] = "miskeyed"
+    kind[order[n_flip:n_flip + n_random]] = "random"
+    kind = pd.Series(kind, items, name="kind")
+    chance = pd.Series(rng.uniform(0.2, 0.8, len(items)), items)
+    row_kind = kind.reindex(answers["item"]).to_numpy()
+    correct = answers["correct"].to_numpy().astype(np.int8)
+    coins = (rng.random(len(answers)) < chance.reindex(answers["item"]).to_numpy()).astype(np.int8)
+    correct = np.where(row_kind == "miskeyed", 1 - correct, np.where(row_kind == "random", coins, correct))
+    return answers.assign(correct=correct), kind

@@ -47,3 +47,18 @@ def test_a_missing_column_is_named_with_the_flag_that_fixes_it(answers_file, cap
     assert main(["leaderboard", str(answers_file), "--respondent-column", "model", "--quiet"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bayes-raters: error:") and "--item-column" in err[0]
+
+
+def test_audit_adds_the_items_probabilities_sorted_by_p_miskeyed(answers_file, tmp_path, capsys):
+    answers = pd.read_csv(answers_file)
+    flipped = answers["question"] == answers["question"].iloc[0]
+    answers.loc[flipped, "correct"] = 1 - answers.loc[flipped, "correct"]
+    path = tmp_path / "planted.csv"
+    answers.to_csv(path, index=False)
+    assert main(["leaderboard", str(path), *FAST, "--audit", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    audit = data["audit"]
+    assert len(audit) == 80 and {"item", "p_keyed", "p_miskeyed", "p_random", "saturation", "flag"} <= set(audit[0])
+    assert [row["p_miskeyed"] for row in audit] == sorted((row["p_miskeyed"] for row in audit), reverse=True)
+    assert audit[0]["item"] == answers["question"].iloc[0] and audit[0]["flag"] == "miskeyed"
+    assert sum(data["audit_shares"].values()) == pytest.approx(1.0)
