@@ -34,6 +34,7 @@ Run: ``.venv/bin/python benchmarks/bench_leaderboard.py [--shape 200 10000] [--s
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 import warnings
@@ -213,6 +214,16 @@ def blocked_fit(table: pd.DataFrame, truth: dict, seed: int, seconds_map: float)
           f"(truth on the model's scale); of a: {coverage('a', truth['a']):.3f}, {coverage('a', on_scale['a']):.3f}; "
           f"of the true ranks {rank_cover:.3f}")
     print(f"  flat items (true a = 0.05) flagged: {flagged:.3f} of {len(flat)}; items with true a > 0.5 flagged flat or backwards: {false_flags}")
+    print(memory_line(len(systems), len(items)))
+
+
+def memory_line(n_systems: int, n_items: int) -> str:
+    """The answer matrices' size and the peak resident memory of this process (which also ran the MAP
+    and the ceilings) and of the largest chain process (the chains run in forked processes)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB on Linux -> GB
+    chain = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1e6
+    return (f"  memory: answer matrices {2 * n_systems * n_items / 1e6:.0f} MB (int8, both layouts); peak RSS of the largest "
+            f"chain process {chain:.2f} GB, of this process {own:.2f} GB")
 
 
 def seed_rows(shape: tuple[int, int], seeds: list[int]) -> None:
@@ -238,6 +249,7 @@ def seed_rows(shape: tuple[int, int], seeds: list[int]) -> None:
               f"max R-hat {report.max_r_hat:.4f}, min bulk ESS {report.min_ess_bulk:.0f}, min tail ESS {report.min_ess_tail:.0f}, "
               f"corr(b) {recovery(items['b_mean'], truth['b'].to_numpy(), sharp):.4f} (ceiling, slopes learned: {ceiling:.4f}), "
               f"coverage of b {covered:.3f}", flush=True)
+        print(memory_line(*shape), flush=True)
 
 
 def main() -> None:

@@ -13,7 +13,8 @@ sweep updates
    :math:`\pi(x^*)\,q(x \mid x^*) / \pi(x)\,q(x^* \mid x)` (exact; for a Gaussian conditional
    the proposal is the conditional itself and is always accepted); twice where systems
    outnumber items (:func:`theta_updates`);
-2. every item's :math:`(\log a_j, b_j)` (1PL: :math:`b_j`, then the common :math:`\log a`) the same way;
+2. every item's :math:`(\log a_j, b_j)` (1PL: :math:`b_j`, then the common :math:`\log a`) the same way
+   (:mod:`bayes_raters.leaderboard.items`; during warmup, items far from their conditional mode climb to it);
 3. two **group moves** that leave the likelihood unchanged (Liu and Sabatti's generalised Gibbs):
    a shift :math:`\theta + c,\ b + c,\ \mu_b + c` with :math:`c` drawn exactly from its Gaussian
    conditional, and a scale :math:`\theta s,\ b s,\ \mu_b s,\ \sigma_b s,\ \log a - \log s,\
@@ -278,7 +279,8 @@ class Chain:
         self.independent: tuple | None = None
 
     def warm_up(self, tune: int, progress=None) -> None:
-        """``tune`` sweeps that are not kept; ``progress(done)`` after each."""
+        """``tune`` sweeps that are not kept (items far from their conditional mode climb to it:
+        :func:`~bayes_raters.leaderboard.items.climb_far_items`); ``progress(done)`` after each."""
         warm, warm_theta = [], []
         for it in range(tune):
             sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=True)

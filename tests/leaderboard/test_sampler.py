@@ -166,3 +166,24 @@ def test_the_blocked_sampler_agrees_with_nuts_on_the_2pl():
 @pytest.mark.slow
 def test_the_blocked_sampler_agrees_with_nuts_on_the_1pl():
     _compare_with_nuts("1pl", 1500)
+
+
+def test_items_far_from_their_mode_climb_to_it_during_warmup_and_stay_stuck_without():
+    """Thousands of answers per item make each item's conditional peaked: started 1.2 in log a from
+    the truth, the Newton proposal's reverse move is so improbable that no move is accepted; the
+    warmup climb (``climb``) brings every item to its conditional mode."""
+    answers, truth = simulate_leaderboard(4000, 12, missing=0.0, flat_share=0.0, random_seed=8)
+    data = answer_matrix(answers)
+    theta = truth["theta"].reindex(data.systems).to_numpy()
+    log_a = np.log(truth["a"].reindex(data.items).to_numpy())
+    b = truth["b"].reindex(data.items).to_numpy()
+    moved = {}
+    for climbing in (False, True):
+        state = blocked.State(theta.copy(), log_a + 1.2, b.copy(), b_mean=0.0, b_sigma=1.2, log_a_mean=0.0, log_a_sigma=0.4)
+        climb = np.ones(len(b)) if climbing else None
+        rng = np.random.default_rng(9)
+        for _ in range(30):
+            blocked.update_items(data.answers_t, state, rng, True, climb=climb)
+        moved[climbing] = np.abs(state.log_a - log_a)
+    assert (moved[False] > 1.0).sum() >= 8  # most stuck near the start, 1.2 away (9 of 12 here)
+    assert np.all(moved[True] < 0.25)  # at the mode: each slope's posterior SD here is about 0.04-0.08
