@@ -1,6 +1,6 @@
 r"""The item block of the leaderboard's blocked sampler (:mod:`bayes_raters.leaderboard.sampler`, step 2):
 every item's :math:`(\log a_j, b_j)` (1PL: :math:`b_j`) moved at once, given the abilities, by one
-Metropolis-Hastings move per item, and during warmup a climb that brings items far from their
+Metropolis-Hastings move per item, and during the first half of warmup a climb that brings items far from their
 conditional mode to it (:func:`climb_far_items`).
 """
 
@@ -121,7 +121,7 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
       improbable (bulk ESS 3-6 of 300 sweeps on 100 x 2,000); the short step walks out of them;
     * after warmup, with probability 1/2, the independence proposal ``independent``
       (:class:`~bayes_raters.leaderboard.proposals.IndependenceProposal`) instead;
-    * during warmup (``climb``: the items' step fractions, updated in place), the climb of
+    * in the first half of warmup (``climb``: the items' step fractions, updated in place), the climb of
       :func:`climb_far_items` for items far from their conditional mode.
 
     Returns the accepted items' (gradient, information) for the 1PL's common-slope step and the

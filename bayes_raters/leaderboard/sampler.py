@@ -279,11 +279,14 @@ class Chain:
         self.independent: tuple | None = None
 
     def warm_up(self, tune: int, progress=None) -> None:
-        """``tune`` sweeps that are not kept (items far from their conditional mode climb to it:
-        :func:`~bayes_raters.leaderboard.items.climb_far_items`); ``progress(done)`` after each."""
+        """``tune`` sweeps that are not kept; in the first half, items far from their conditional
+        mode climb to it (:func:`~bayes_raters.leaderboard.items.climb_far_items`), in the second the
+        chain samples as after warmup and its draws fit the independence proposals (fitted to
+        climbing draws they were too narrow: 200 x 10,000 needed 2,500 draws instead of 1,000;
+        ``models/leaderboards.md``); ``progress(done)`` after each."""
         warm, warm_theta = [], []
         for it in range(tune):
-            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=True)
+            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=it < tune // 2)
             if it >= tune // 2:
                 warm.append(item_coordinates(self.state, self.two_pl))
                 warm_theta.append(self.state.theta[:, None].copy())
