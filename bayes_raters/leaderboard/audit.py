@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 from scipy import special
 
 from bayes_raters.leaderboard.items import item_modes, laplace_log_evidence
@@ -107,7 +108,7 @@ def saturation(result, draws: int = SATURATION_DRAWS) -> np.ndarray:
     keep = np.linspace(0, post.sizes["sample"] - 1, min(draws, post.sizes["sample"])).astype(int)
     post = post.isel(sample=keep)
     top = post["theta"].max("system").values
-    a = (post["a"] if "a" in post else post["a_common"] * np.ones_like(post["b"])).transpose("item", "sample").values.astype(float)
+    a = (post["a"] if "a" in post else post["a_common"] * xr.ones_like(post["b"])).transpose("item", "sample").values.astype(float)
     b = post["b"].transpose("item", "sample").values.astype(float)
     return special.expit(a * (top[None, :] - b)).mean(1)
 

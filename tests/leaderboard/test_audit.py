@@ -129,3 +129,15 @@ def test_planting_flips_the_miskeyed_and_leaves_the_keyed():
     pd.testing.assert_frame_equal(planted, again)
     with pytest.raises(Exception, match="sum to at most 1"):
         plant_item_errors(answers, miskeyed=0.7, random_items=0.5)
+
+
+def test_the_1pl_audit_fits_each_difficulty_at_the_common_slope():
+    answers, _ = simulate_leaderboard(300, 60, flat_share=0.0, random_seed=12)
+    planted, kind = plant_item_errors(answers, miskeyed=0.05, random_items=0.0, random_seed=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_leaderboard(planted, "1pl", random_seed=12, progressbar=False)
+    audit = fit.audit_table()
+    planted_items = kind.index[kind == "miskeyed"]
+    assert set(audit["p_miskeyed"].nlargest(len(planted_items)).index) == set(planted_items)
+    assert audit["saturation"].between(0, 1).all()
