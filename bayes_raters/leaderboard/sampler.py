@@ -281,9 +281,9 @@ class Chain:
     def warm_up(self, tune: int, progress=None) -> None:
         """``tune`` sweeps that are not kept; in the first half, items far from their conditional
         mode climb to it (:func:`~bayes_raters.leaderboard.items.climb_far_items`), in the second the
-        chain samples as after warmup and its draws fit the independence proposals (fitted to
-        climbing draws they were too narrow: 200 x 10,000 needed 2,500 draws instead of 1,000;
-        ``models/leaderboards.md``); ``progress(done)`` after each."""
+        chain samples as after warmup and its draws fit the independence proposals (a climbing
+        item's deterministic moves are not draws of its conditional and would narrow its
+        proposal); ``progress(done)`` after each."""
         warm, warm_theta = [], []
         for it in range(tune):
             sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=it < tune // 2)
