@@ -186,4 +186,4 @@ def test_items_far_from_their_mode_climb_to_it_during_warmup_and_stay_stuck_with
             blocked.update_items(data.answers_t, state, rng, True, climb=climb)
         moved[climbing] = np.abs(state.log_a - log_a)
     assert (moved[False] > 1.0).sum() >= 8  # most stuck near the start, 1.2 away (9 of 12 here)
-    assert np.all(moved[True] < 0.25)  # at the mode: each slope's posterior SD here is about 0.04-0.08
+    assert np.all(moved[True] < 0.25)  # at the mode, within a few posterior SDs of the truth (4,000 answers per item)
