@@ -115,7 +115,8 @@ def saturation(result, draws: int = SATURATION_DRAWS) -> np.ndarray:
 
 def audit_table(result) -> pd.DataFrame:
     """One row per item of a fitted leaderboard: ``p_keyed``, ``p_miskeyed``, ``p_random`` (they sum
-    to 1), ``saturation`` (P(the best system answers it right)), ``n_answers``, ``share_correct`` and
+    to 1), ``saturation`` (P(the best system answers it right), read from the fitted keyed model, so
+    not meaningful for an item that is likely mis-keyed), ``n_answers``, ``share_correct`` and
     ``flag``: ``"miskeyed"`` or ``"random"`` where that hypothesis has probability above 0.5,
     ``"saturated"`` where saturation is above 0.95 (the item no longer separates the best systems),
     else empty. The estimated shares of the three kinds of item are in ``table.attrs["shares"]``.
