@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from scipy import special
 
 from bayes_raters.leaderboard.items import item_modes, laplace_log_evidence
@@ -75,10 +74,11 @@ def item_log_evidence(answers_t: np.ndarray, state: State, two_pl: bool) -> np.n
     """The log marginal likelihood of each item's answers under the three hypotheses (items, 3)."""
     observed = answers_t >= 0
     flipped = np.where(observed, 1 - answers_t, answers_t).astype(np.int8)
-    out = np.empty((len(answers_t), 3))
+    n_items = len(answers_t)
+    out = np.empty((n_items, 3))
+    start = np.tile([state.log_a_mean, -np.exp(state.log_a_mean) * state.b_mean], (n_items, 1)) if two_pl \
+        else np.full((n_items, 1), state.b_mean)
     for h, matrix in enumerate((answers_t, flipped)):
-        start = np.stack([np.full(len(answers_t), state.log_a_mean), -np.exp(state.log_a_mean) * np.full(len(answers_t), state.b_mean)], 1) \
-            if two_pl else np.full((len(answers_t), 1), state.b_mean)
         _, target, chol = item_modes(matrix, state.theta, state, two_pl, start)
         out[:, h] = laplace_log_evidence(target, chol, state, two_pl)
     right, n = (answers_t == 1).sum(1), observed.sum(1)
@@ -108,7 +108,7 @@ def saturation(result, draws: int = SATURATION_DRAWS) -> np.ndarray:
     keep = np.linspace(0, post.sizes["sample"] - 1, min(draws, post.sizes["sample"])).astype(int)
     post = post.isel(sample=keep)
     top = post["theta"].max("system").values
-    a = (post["a"] if "a" in post else post["a_common"] * xr.ones_like(post["b"])).transpose("item", "sample").values.astype(float)
+    a = result._slopes(post).transpose("item", "sample").values.astype(float)  # as ability.item_bank reads them
     b = post["b"].transpose("item", "sample").values.astype(float)
     return special.expit(a * (top[None, :] - b)).mean(1)
 

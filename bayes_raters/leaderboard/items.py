@@ -92,6 +92,12 @@ FAR_STEP = 25.0
 MIN_CLIMB = 1.0 / 64
 
 
+def adapted_steps(steps: np.ndarray, improved: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Damped-Newton step fractions after a try: doubled where the step raised the target, halved
+    where it did not, kept within [``floor``, 1] (the climb and :func:`item_modes` share the rule)."""
+    return np.clip(np.where(improved, 2 * steps, steps / 2), floor, 1.0)
+
+
 def climb_far_items(x, newton, metric, climb: np.ndarray, proposal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Warmup only: the items whose Newton step is longer than :data:`FAR_STEP` in their metric
     propose the deterministic point :math:`x + c_j (x_N - x)` instead of a draw, with :math:`c_j`
@@ -145,14 +151,12 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
     log_q_back = independence_log_q_back(independent, use_ind, x, proposal, log_q_back)
     take = np.where(far, target_p > target, mh_accept(rng, target_p - target + log_q_back))
     if climb is not None:
-        climb[far] = np.clip(np.where(take, 2.0, 0.5)[far] * climb[far], MIN_CLIMB, 1.0)
+        climb[far] = adapted_steps(climb[far], take[far], MIN_CLIMB)
     state.log_a, state.b = _from_coordinates(np.where(take[:, None], proposal, x), state, two_pl)
     state.item_loglik = np.where(take, parts_p[2], parts[2])
     state.accepted["items"] = float(take.mean())
     pick = lambda now, new: np.where(take.reshape((-1,) + (1,) * (now.ndim - 1)), new, now)  # noqa: E731
     return tuple(pick(now, new) for now, new in zip(parts[:2], parts_p[:2]))
-
-
 
 
 def item_modes(answers_t, theta, state: State, two_pl: bool, start: np.ndarray, iterations: int = 60) -> tuple:
@@ -170,7 +174,7 @@ def item_modes(answers_t, theta, state: State, two_pl: bool, start: np.ndarray, 
         proposal = x + step[:, None] * (newton - x)
         target_p, _, newton_p, chol_p = _item_newton(answers_t, theta, proposal, state, two_pl)
         better = target_p >= target
-        step = np.where(better, np.minimum(1.0, 2 * step), step / 2)
+        step = adapted_steps(step, better)
         x = np.where(better[:, None], proposal, x)
         target = np.where(better, target_p, target)
         newton = np.where(better[:, None], newton_p, newton)
