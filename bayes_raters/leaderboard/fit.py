@@ -17,6 +17,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import sampler_block
 from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
+from bayes_raters.leaderboard.mixed import is_mixed, mixed_answers, mixed_posterior
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain, theta_updates
@@ -65,6 +66,8 @@ def fit_leaderboard(
     data: pd.DataFrame,
     model: Literal["2pl", "1pl"] = "2pl",
     *,
+    item_types: dict | pd.Series | None = None,
+    options: int = 4,
     respondent: str = "respondent",
     item: str = "item",
     score: str = "correct",
@@ -89,9 +92,17 @@ def fit_leaderboard(
     Parameters
     ----------
     data : pandas.DataFrame
-        Long answers, one row per (system, item); the ``score`` column is 0/1 (or True/False).
+        Long answers, one row per (system, item); the ``score`` column is 0/1 (or True/False), or
+        whole grades for graded items (a mixed leaderboard, below).
     model : {"2pl", "1pl"}
         One slope per item (2PL) or one common slope (1PL).
+    item_types : mapping or pandas.Series, optional
+        A mixed leaderboard (:mod:`bayes_raters.leaderboard.responses`, 2PL only): item -> ``"2pl"``,
+        ``"3pl"`` (multiple choice, weak systems guess) or ``"graded"`` (ordered grades, a GRM). Items
+        left out take what their answers reveal: 0/1 answers the 2PL, whole grades (three or more) the
+        graded model, so a table with grades is mixed without this argument.
+    options : int
+        The 3PL items' number of options: their guessing chance's prior is centred on 1 / ``options``.
     respondent, item, score : str
         Column names of the system, the item and the answer (default column ``correct``).
     {sampler_block}
@@ -115,11 +126,18 @@ def fit_leaderboard(
         if int(value) != value or value < least:
             raise InvalidInputError(f"{label} must be a whole number >= {least}, got {value!r}.")
     draws, tune, chains = (None if draws is None else int(draws)), int(tune), int(chains)
-    data = answer_matrix(data, respondent=respondent, item=item, score=score)
-    runs = [Chain(data.answers, data.answers_t, name == "2pl", rng) for rng in seeded_rng(random_seed).spawn(chains)]
+    typed, types = (), None
+    if is_mixed(data, score, item_types):
+        if name != "2pl":
+            raise InvalidInputError("a mixed leaderboard (item_types, or graded answers) takes model='2pl': each item keeps its own slope.")
+        data, typed, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
+    else:
+        data = answer_matrix(data, respondent=respondent, item=item, score=score)
+    runs = [Chain(data.answers, data.answers_t, name == "2pl", rng, typed) for rng in seeded_rng(random_seed).spawn(chains)]
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()
     checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
+    checked += [{"3pl": "c", "graded": "cutpoints"}[block.kind.name] for block in typed]
     blocks: list[list[dict]] = [[] for _ in runs]
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
@@ -129,7 +147,7 @@ def fit_leaderboard(
         for chain_blocks, out in zip(blocks, outs):
             chain_blocks.append(out)
         outputs = [{key: np.concatenate([b[key] for b in chain_blocks]) for key in chain_blocks[0]} for chain_blocks in blocks]
-        idata = leaderboard_tree(data, outputs, name)
+        idata = leaderboard_tree(data, outputs, name, typed, types)
         last = draws is not None or len(outputs[0]["theta"]) + AUTO_EXTEND > AUTO_MAX_DRAWS
         report = leaderboard_report(idata["posterior"].to_dataset(), checked, stop_at_r_hat=None if last else R_HAT_MAX)
         if last or report.converged:
@@ -145,11 +163,15 @@ def fit_leaderboard(
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
 
 
-def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str) -> xr.DataTree:
+def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str, typed: tuple = (), types: pd.Series | None = None) -> xr.DataTree:
     """The DataTree of a fit: posterior, sample_stats, log_likelihood (``item_answers``: each
     item's answers, the LOO unit), observed_data (``correct`` per answer) and constant_data (the
-    system and item of every answer, as positions in the ``system`` and ``item`` coords)."""
+    system and item of every answer, as positions in the ``system`` and ``item`` coords). A mixed
+    leaderboard (``typed``) adds ``c`` (dim ``item_3pl``), the graded scale's ``cutpoints`` (dim
+    ``cutpoint``), the items' ``item_type`` and ``correct`` as the score scaled to [0, 1]."""
     stack = {key: np.stack([out[key] for out in outputs]) for key in outputs[0]}
+    if typed:
+        stack |= mixed_posterior(stack, types, typed, np.flatnonzero(types.to_numpy() == "2pl"))
     n_chains, n_draws = stack["theta"].shape[:2]
     coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws), "system": data.systems.to_numpy(),
               "item": data.items.to_numpy()}
@@ -161,15 +183,26 @@ def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str) -> xr.D
     else:
         posterior["a_common"] = (sample, stack["a_common"])
     posterior |= {key: (sample, stack[key]) for key in ("b_mean", "b_sigma")}
+    for block in typed:
+        dim = f"item_{block.kind.name}"
+        coords[dim] = data.items.to_numpy()[block.positions]
+        if block.kind.name == "3pl":
+            posterior["c"] = (sample + (dim,), stack["c"].astype(ITEM_DTYPE))
+        else:
+            coords["cutpoint"] = np.arange(1, block.kind.n_categories)
+            posterior["cutpoints"] = (sample + ("cutpoint",), stack["cutpoints"])
     stats = {key: (sample, stack[key]) for key in ("lp", "accept_theta", "accept_items", "accept_scale")}
+    stats |= {f"accept_{block.kind.name}": (sample, stack[f"accept_typed{i}"]) for i, block in enumerate(typed)}
     answer = {"answer": np.arange(len(data.table))}
     tree = xr.DataTree.from_dict({
         "posterior": xr.Dataset(posterior, coords=coords),
         "sample_stats": xr.Dataset(stats, coords={"chain": coords["chain"], "draw": coords["draw"]}),
         "log_likelihood": xr.Dataset({"item_answers": (sample + ("item",), stack["item_loglik"].astype(ITEM_DTYPE))},
                                      coords={k: coords[k] for k in ("chain", "draw", "item")}),
-        "observed_data": xr.Dataset({"correct": ("answer", data.table["correct"].to_numpy().astype(np.int8))}, coords=answer),
-        "constant_data": xr.Dataset({"system_index": ("answer", data.system_index), "item_index": ("answer", data.item_index)},
+        "observed_data": xr.Dataset({"correct": ("answer", data.table["correct"].to_numpy().astype(float if typed else np.int8))},
+                                    coords=answer),
+        "constant_data": xr.Dataset({"system_index": ("answer", data.system_index), "item_index": ("answer", data.item_index)}
+                                    | ({"item_type": ("item", types.to_numpy().astype(str))} if typed else {}),
                                     coords=answer | {"system": coords["system"], "item": coords["item"]}),
     })
     return tree

@@ -4,7 +4,8 @@ fitted to a chain's warmup, mixed into the Newton kernels after warmup.
 
 Rows are systems (one coordinate) or items (one or two coordinates); the linear algebra on the
 1 x 1 or 2 x 2 blocks is written out, because numpy's batched ``linalg`` routines cost more than
-the arithmetic on blocks that small (``models/leaderboards.md``).
+the arithmetic on blocks that small (``models/leaderboards.md``). Larger blocks (the items of the other
+response types, :mod:`bayes_raters.leaderboard.typed`) take numpy's batched routines.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ INDEPENDENT_SHARE = 0.5
 
 
 def cholesky(m: np.ndarray) -> np.ndarray:
-    """Lower Cholesky factors of a stack of 1 x 1 or 2 x 2 positive-definite matrices."""
+    """Lower Cholesky factors of a stack of positive-definite matrices (1 x 1 and 2 x 2 written out)."""
+    if m.shape[1] > 2:
+        return np.linalg.cholesky(m)
     out = np.zeros_like(m)
     out[:, 0, 0] = np.sqrt(m[:, 0, 0])
     if m.shape[1] == 2:
@@ -26,7 +29,9 @@ def cholesky(m: np.ndarray) -> np.ndarray:
 
 
 def lower_solve(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """L^{-1} v for lower-triangular 1 x 1 or 2 x 2 blocks."""
+    """L^{-1} v for lower-triangular blocks (1 x 1 and 2 x 2 written out)."""
+    if v.shape[1] > 2:
+        return np.linalg.solve(chol, v[..., None])[..., 0]
     out = np.empty_like(v)
     out[:, 0] = v[:, 0] / chol[:, 0, 0]
     if v.shape[1] == 2:
@@ -45,7 +50,9 @@ def upper_solve(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def lower_times(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """L v for lower-triangular 1 x 1 or 2 x 2 blocks."""
+    """L v for lower-triangular blocks (1 x 1 and 2 x 2 written out)."""
+    if v.shape[1] > 2:
+        return np.einsum("nij,nj->ni", chol, v)
     out = chol[:, :, 0] * v[:, :1]
     if v.shape[1] == 2:
         out[:, 1] += chol[:, 1, 1] * v[:, 1]

@@ -39,13 +39,34 @@ from bayes_raters.leaderboard.items import item_coordinates, log_item_prior, upd
 from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
 from bayes_raters.leaderboard.proposals import IndependenceProposal, independence_log_q_back, mh_accept, mix_independence
 from bayes_raters.leaderboard.state import State, start_state
+from bayes_raters.leaderboard.typed import (
+    coordinates,
+    slope_sums,
+    start_typed,
+    system_sums,
+    typed_log_prior,
+    update_shared_extra,
+    update_typed_items,
+)
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
 #: mu_log_a ~ N(0, 0.5), sigma_log_a ~ N+(0.5); 1PL: log a ~ N(0, 0.5).
 B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE = 1.0, 1.5, 0.5, 0.5
 
 
-def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None, passed: tuple | None = None) -> tuple:
+def abilities_terms(answers, answers_t, theta, state: State, typed: tuple = ()) -> tuple:
+    """Per system: log-likelihood, derivative in theta and Fisher information of every answer, the 0/1
+    items' (:func:`~bayes_raters.leaderboard.kernel.abilities_pass`) plus each response type's
+    (:func:`~bayes_raters.leaderboard.typed.system_sums`, mixed leaderboards)."""
+    ll, g, info = abilities_pass(answers, answers_t, theta, np.exp(state.log_a), state.b)
+    for block, values in zip(typed, state.typed):
+        more = system_sums(block, values, theta)
+        ll, g, info = ll + more[0], g + more[1], info + more[2]
+    return ll, g, info
+
+
+def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None, passed: tuple | None = None,
+                 typed: tuple = ()) -> tuple:
     r"""Step 1: every ability by one Metropolis-Hastings move against its conditional (prior
     N(0, 1)), the kernel drawn per system and sweep: the Newton proposal
     :math:`N(x + G^{-1}g,\ G^{-1})` or, after warmup and with probability
@@ -59,16 +80,16 @@ def update_theta(answers, answers_t, state: State, rng, independent: Independenc
     abilities' median bulk ESS from 1,079 to 775 of 1,400 draws at 4,278 x 102
     (``models/leaderboards.md``). ``passed``: the abilities pass's ``(ll, g, info)`` at the current
     abilities and items when already known (the previous update's, :func:`theta_updates`); returns
-    the pass at the accepted abilities."""
-    a, theta = np.exp(state.log_a), state.theta
+    the pass at the accepted abilities; ``typed``: the other response types' answers (mixed leaderboards)."""
+    theta = state.theta
     n_systems = len(theta)
-    ll, g, info = abilities_pass(answers, answers_t, theta, a, state.b) if passed is None else passed
+    ll, g, info = abilities_terms(answers, answers_t, theta, state, typed) if passed is None else passed
     prec = info + 1.0
     mean = theta + (g - theta) / prec
     proposal = mean + rng.standard_normal(n_systems) / np.sqrt(prec)
     use_ind, proposal = mix_independence(independent, proposal[:, None], rng)
     proposal = proposal[:, 0]
-    ll_p, g_p, info_p = abilities_pass(answers, answers_t, proposal, a, state.b)
+    ll_p, g_p, info_p = abilities_terms(answers, answers_t, proposal, state, typed)
     prec_p = info_p + 1.0
     mean_p = proposal + (g_p - proposal) / prec_p
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
@@ -82,6 +103,8 @@ def update_theta(answers, answers_t, state: State, rng, independent: Independenc
 
 #: Item updates per sweep (the items are the slow block).
 ITEM_UPDATES = 2
+#: Updates per sweep of the other response types' items (mixed leaderboards).
+TYPED_UPDATES = 4
 
 
 def theta_updates(n_systems: int, n_items: int) -> int:
@@ -129,6 +152,8 @@ def shift_move(state: State, rng) -> None:
     prec = len(state.theta) + 1 / B_MEAN_SD**2
     c = rng.normal(-(state.theta.sum() + state.b_mean / B_MEAN_SD**2) / prec, 1 / np.sqrt(prec))
     state.theta, state.b, state.b_mean = state.theta + c, state.b + c, state.b_mean + c
+    for values in state.typed:
+        values.b = values.b + c
 
 
 def scale_move(state: State, rng, two_pl: bool) -> None:
@@ -150,6 +175,8 @@ def scale_move(state: State, rng, two_pl: bool) -> None:
     state.theta, state.b, state.b_mean, state.b_sigma = state.theta * s, state.b * s, state.b_mean * s, state.b_sigma * s
     state.log_a = state.log_a - u
     state.log_a_mean -= u
+    for values in state.typed:
+        values.b, values.log_a = values.b * s, values.log_a - u
 
 
 def _normal_mean(values, sigma, prior_sd, rng) -> float:
@@ -177,27 +204,39 @@ def _half_normal_sigma(deviations, scale, rng) -> float:
 
 
 def update_hyperparameters(state: State, rng, two_pl: bool) -> None:
-    """Step 4: mu_b, sigma_b and (2PL) mu_log_a, sigma_log_a, each from its exact conditional."""
-    state.b_mean = _normal_mean(state.b, state.b_sigma, B_MEAN_SD, rng)
-    state.b_sigma = _half_normal_sigma(state.b - state.b_mean, B_SIGMA_SCALE, rng)
+    """Step 4: mu_b, sigma_b and (2PL) mu_log_a, sigma_log_a, each from its exact conditional (over
+    every item, of every response type)."""
+    b, log_a = all_items(state, "b"), all_items(state, "log_a")
+    state.b_mean = _normal_mean(b, state.b_sigma, B_MEAN_SD, rng)
+    state.b_sigma = _half_normal_sigma(b - state.b_mean, B_SIGMA_SCALE, rng)
     if two_pl:
-        state.log_a_mean = _normal_mean(state.log_a, state.log_a_sigma, LOG_A_MEAN_SD, rng)
-        state.log_a_sigma = _half_normal_sigma(state.log_a - state.log_a_mean, LOG_A_SIGMA_SCALE, rng)
+        state.log_a_mean = _normal_mean(log_a, state.log_a_sigma, LOG_A_MEAN_SD, rng)
+        state.log_a_sigma = _half_normal_sigma(log_a - state.log_a_mean, LOG_A_SIGMA_SCALE, rng)
 
 
-def interweave_log_a_sigma(answers_t, state: State, rng, parts) -> None:
+def all_items(state: State, name: str) -> np.ndarray:
+    """``b`` or ``log_a`` of the 0/1 items followed by each response type's items."""
+    values = getattr(state, name)
+    return np.concatenate([values] + [getattr(t, name) for t in state.typed]) if state.typed else values
+
+
+def interweave_log_a_sigma(answers_t, state: State, rng, parts, typed: tuple = ()) -> None:
     r"""Step 5 (2PL): :math:`\sigma_{\log a}` once more, in the non-centred coordinates
     (ancillarity-sufficiency interweaving, Yu and Meng 2011): the standardised slopes
     :math:`\epsilon_j = (\log a_j - \mu_{\log a}) / \sigma_{\log a}` (and the :math:`b_j`) stay
     fixed while :math:`u = \log\sigma_{\log a}` moves every slope at once, by one Newton proposal on
     :math:`\ell(\mu + e^u\epsilon) - e^{2u}/(2 \cdot 0.5^2) + u`, whose gradient and information
     come from the items' sums (:func:`update_items` hands over the accepted items' ``parts``; the
-    group moves leave them unchanged). The centred draw alone mixed slowly where the data say
-    little about each slope: bulk ESS of :math:`\sigma_{\log a}` 100-140 in 1,000 draws on
-    100 x 2,000, and the strongly shrunk steep items with it."""
-    g, info = parts
+    group moves leave them unchanged; the other response types' items of a mixed leaderboard,
+    ``typed``, move too, their sums from :func:`~bayes_raters.leaderboard.typed.slope_sums`). The
+    centred draw alone mixed slowly where the data say little about each slope: bulk ESS of
+    :math:`\sigma_{\log a}` 100-140 in 1,000 draws on 100 x 2,000, and the strongly shrunk steep
+    items with it."""
     scale2 = LOG_A_SIGMA_SCALE**2
-    deviation = state.log_a - state.log_a_mean
+    n_binary = len(state.b)
+    g, info = parts if parts is not None else (np.zeros((0, 2)), np.zeros((0, 3)))
+    now = [slope_sums(block, values, state.theta, values.log_a) for block, values in zip(typed, state.typed)]
+    deviation = all_items(state, "log_a") - state.log_a_mean
     eps = deviation / state.log_a_sigma
     u = np.log(state.log_a_sigma)
 
@@ -207,52 +246,67 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts) -> None:
         prec = (dev * dev) @ info_items + 2 * sigma2 / scale2
         return u_now + grad / prec, prec
 
-    mean, prec = newton(u, deviation, g[:, 0], info[:, 0])
+    joined = lambda first, sums, k: np.concatenate([first] + [part[k] for part in sums]) if sums else first  # noqa: E731
+    mean, prec = newton(u, deviation, joined(g[:, 0], now, 1), joined(info[:, 0], now, 2))
     proposal = mean + rng.standard_normal() / np.sqrt(prec)
     new_dev = np.exp(proposal) * eps
     new_log_a = state.log_a_mean + new_dev
-    ll_p, g_p, info_p = item_pass(answers_t, state.theta, np.exp(new_log_a), state.b)
-    mean_p, prec_p = newton(proposal, new_dev, g_p[:, 0], info_p[:, 0])
+    ll_p, g_p, info_p = item_pass(answers_t, state.theta, np.exp(new_log_a[:n_binary]), state.b)
+    bounds = np.cumsum([n_binary] + [len(values.b) for values in state.typed])
+    moved = [slope_sums(block, values, state.theta, new_log_a[lo:hi]) for block, values, lo, hi in zip(typed, state.typed, bounds[:-1], bounds[1:])]
+    mean_p, prec_p = newton(proposal, new_dev, joined(g_p[:, 0], moved, 1), joined(info_p[:, 0], moved, 2))
     log_target = lambda ll, uu: ll.sum() - np.exp(2 * uu) / (2 * scale2) + uu  # noqa: E731
-    log_ratio = log_target(ll_p, proposal) - log_target(state.item_loglik, u)
+    log_ratio = log_target(joined(ll_p, moved, 0), proposal) - log_target(joined(state.item_loglik, now, 0), u)
     log_ratio += 0.5 * (np.log(prec_p) - prec_p * (u - mean_p) ** 2) - 0.5 * (np.log(prec) - prec * (proposal - mean) ** 2)
     take = bool(mh_accept(rng, log_ratio))
     state.accepted["interweave"] = float(take)
     if take:
-        state.log_a_sigma, state.log_a, state.item_loglik = float(np.exp(proposal)), new_log_a, ll_p
+        state.log_a_sigma, state.log_a, state.item_loglik = float(np.exp(proposal)), new_log_a[:n_binary], ll_p
+        for values, part, lo, hi in zip(state.typed, moved, bounds[:-1], bounds[1:]):
+            values.log_a, values.loglik = new_log_a[lo:hi], part[0]
 
 
-def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None, warming: bool = False) -> None:
+def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None, warming: bool = False,
+          typed: tuple = ()) -> None:
     """One sweep of steps 1-4 (module docstring); ``warming``: a warmup sweep, where items far from
     their conditional mode climb to it (:func:`~bayes_raters.leaderboard.items.climb_far_items`). A
     proposal far in a tail can overflow ``exp`` (a slope of e^800); its target is then not finite
     and the move is rejected, which is the right outcome, so numpy's overflow and invalid-value
-    warnings are silenced here."""
+    warnings are silenced here. ``typed``: the answers of the other response types
+    (:class:`~bayes_raters.leaderboard.typed.TypedAnswers`, mixed leaderboards), whose items move after the 0/1 items."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        _sweep(answers, answers_t, state, rng, two_pl, independent, warming)
+        _sweep(answers, answers_t, state, rng, two_pl, independent, warming, typed)
 
 
-def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None, warming: bool) -> None:
+def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None, warming: bool, typed: tuple) -> None:
     """``independent``: the (abilities, items) independence proposals, or None during warmup."""
-    independent_theta, independent = (None, None) if independent is None else independent
+    independent_theta, independent, independent_typed = (None, None, ()) if independent is None else independent
+    independent_typed = independent_typed or (None,) * len(typed)
     passed = None
-    for _ in range(theta_updates(*answers.shape)):  # the items do not change between them: each starts from the last one's pass
-        passed = update_theta(answers, answers_t, state, rng, independent_theta, passed)
+    shape = (answers.shape[0], answers.shape[1] + sum(len(block.positions) for block in typed))
+    for _ in range(theta_updates(*shape)):  # the items do not change between them: each starts from the last one's pass
+        passed = update_theta(answers, answers_t, state, rng, independent_theta, passed, typed)
     if warming and state.climb is None:
         state.climb = np.ones(len(state.b))
     parts = None
     for _ in range(ITEM_UPDATES):  # nothing changes between them but the items: each starts from the last one's pass
-        parts = update_items(answers_t, state, rng, two_pl, independent, parts, state.climb if warming else None)
+        if len(state.b):
+            parts = update_items(answers_t, state, rng, two_pl, independent, parts, state.climb if warming else None)
+    for _ in range(TYPED_UPDATES):
+        for block, values, proposal in zip(typed, state.typed, independent_typed):
+            update_typed_items(block, values, state, rng, proposal)
+    for block, values in zip(typed, state.typed):
+        update_shared_extra(block, values, state, rng)
     if not two_pl:
         update_common_slope(answers_t, state, rng, parts)
     shift_move(state, rng)
     scale_move(state, rng, two_pl)
     update_hyperparameters(state, rng, two_pl)
-    if two_pl and interweaves(*answers.shape):
-        interweave_log_a_sigma(answers_t, state, rng, parts)
+    if two_pl and interweaves(*shape):
+        interweave_log_a_sigma(answers_t, state, rng, parts, typed)
 
 
-def log_prior(state: State, two_pl: bool) -> float:
+def log_prior(state: State, two_pl: bool, typed: tuple = ()) -> float:
     """The log prior density of the state (constants dropped), for the ``lp`` sample statistic."""
     out = -0.5 * state.theta @ state.theta - 0.5 * state.b_mean**2 / B_MEAN_SD**2 - 0.5 * state.b_sigma**2 / B_SIGMA_SCALE**2
     out += -len(state.b) * np.log(state.b_sigma) + float(log_item_prior(state.log_a, state.b, state, False).sum())
@@ -261,21 +315,37 @@ def log_prior(state: State, two_pl: bool) -> float:
         out += -len(state.b) * np.log(state.log_a_sigma) - float(((state.log_a - state.log_a_mean) ** 2).sum()) / (2 * state.log_a_sigma**2)
     else:
         out += -0.5 * state.log_a[0] ** 2 / LOG_A_MEAN_SD**2
-    return float(out)
+    return float(out) + sum(typed_log_prior(values, block.kind, state) for values, block in zip(state.typed, typed))
+
+
+def start_mixed(answers: np.ndarray, typed: tuple, rng) -> State:
+    """:func:`~bayes_raters.leaderboard.state.start_state` for a mixed leaderboard: the start reads each typed
+    answer as right when it lies in the upper half of its categories; the typed items take their share of the
+    difficulties and the common starting slope (:func:`~bayes_raters.leaderboard.typed.start_typed`)."""
+    halves = [np.where(block.answers_t < 0, -1, 2 * block.answers_t >= block.kind.n_categories - 1).T for block in typed]
+    state = start_state(np.concatenate([answers] + halves, axis=1).astype(np.int8), rng)
+    n_binary, log_a, b = answers.shape[1], state.log_a, state.b
+    state.log_a, state.b = log_a[:n_binary], b[:n_binary]
+    bounds = np.cumsum([n_binary] + [len(block.positions) for block in typed])
+    state.typed = [start_typed(block, b[lo:hi], float(log_a[0])) for block, lo, hi in zip(typed, bounds[:-1], bounds[1:])]
+    if not n_binary:
+        state.item_loglik, state.accepted["items"] = np.zeros(0), float("nan")
+    return state
 
 
 class Chain:
     """One chain of the sampler: :meth:`warm_up` (the second half of the warmup sweeps fits the
     independence proposals, :class:`~bayes_raters.leaderboard.proposals.IndependenceProposal`), then :meth:`sample` as often as
-    wanted, each call continuing where the last stopped."""
+    wanted, each call continuing where the last stopped. ``typed``: the answers of the other response
+    types (:class:`~bayes_raters.leaderboard.typed.TypedAnswers`; a mixed leaderboard, 2PL only)."""
 
     SCALARS_2PL = ("b_mean", "b_sigma", "log_a_mean", "log_a_sigma")
     SCALARS_1PL = ("b_mean", "b_sigma", "a_common")
     STATS = ("accept_theta", "accept_items", "accept_scale", "lp")
 
-    def __init__(self, answers: np.ndarray, answers_t: np.ndarray, two_pl: bool, rng: np.random.Generator):
-        self.answers, self.answers_t, self.two_pl, self.rng = answers, answers_t, two_pl, rng
-        self.state = start_state(answers, rng)
+    def __init__(self, answers: np.ndarray, answers_t: np.ndarray, two_pl: bool, rng: np.random.Generator, typed: tuple = ()):
+        self.answers, self.answers_t, self.two_pl, self.rng, self.typed = answers, answers_t, two_pl, rng, tuple(typed)
+        self.state = start_state(answers, rng) if not typed else start_mixed(answers, self.typed, rng)
         self.independent: tuple | None = None
 
     def warm_up(self, tune: int, progress=None) -> None:
@@ -284,37 +354,48 @@ class Chain:
         chain samples as after warmup and its draws fit the independence proposals (a climbing
         item's deterministic moves are not draws of its conditional and would narrow its
         proposal); ``progress(done)`` after each."""
-        warm, warm_theta = [], []
+        warm, warm_theta, warm_typed = [], [], []
         for it in range(tune):
-            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=it < tune // 2)
+            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=it < tune // 2, typed=self.typed)
             if it >= tune // 2:
                 warm.append(item_coordinates(self.state, self.two_pl))
                 warm_theta.append(self.state.theta[:, None].copy())
+                warm_typed.append([coordinates(values, block.kind) for values, block in zip(self.state.typed, self.typed)])
             if progress is not None:
                 progress(it + 1)
         if len(warm) > 2:
-            self.independent = (IndependenceProposal(np.array(warm_theta)), IndependenceProposal(np.array(warm)))
+            typed = tuple(IndependenceProposal(np.array([sweep_typed[i] for sweep_typed in warm_typed])) for i in range(len(self.typed)))
+            self.independent = (IndependenceProposal(np.array(warm_theta)), IndependenceProposal(np.array(warm)), typed)
 
     def sample(self, draws: int, progress=None) -> dict:
         """``draws`` recorded sweeps: arrays with a leading draw axis, ``theta``, ``a``, ``b``,
-        ``item_loglik``, the hyperparameters and the statistics in :attr:`STATS`."""
+        ``item_loglik``, the hyperparameters and the statistics in :attr:`STATS`; for each response type
+        ``i`` of a mixed leaderboard ``typed{i}_a``, ``_b``, ``_extra``, ``_loglik`` and ``accept_typed{i}``."""
         state = self.state
         n_systems, n_items = self.answers.shape
         out = {"theta": np.empty((draws, n_systems)), "a": np.empty((draws, n_items)), "b": np.empty((draws, n_items)),
                "item_loglik": np.empty((draws, n_items))}
         scalars = self.SCALARS_2PL if self.two_pl else self.SCALARS_1PL
         out |= {name: np.empty(draws) for name in scalars + self.STATS}
+        for i, block in enumerate(self.typed):
+            n = len(block.positions)
+            out |= {f"typed{i}_a": np.empty((draws, n)), f"typed{i}_b": np.empty((draws, n)), f"typed{i}_loglik": np.empty((draws, n)),
+                    f"typed{i}_extra": np.empty((draws,) + block.kind.start_extra(n).shape), f"accept_typed{i}": np.empty(draws)}
         for d in range(draws):
-            sweep(self.answers, self.answers_t, state, self.rng, self.two_pl, self.independent)
+            sweep(self.answers, self.answers_t, state, self.rng, self.two_pl, self.independent, typed=self.typed)
             out["theta"][d], out["a"][d], out["b"][d] = state.theta, np.exp(state.log_a), state.b
             out["item_loglik"][d] = state.item_loglik
             values = {"b_mean": state.b_mean, "b_sigma": state.b_sigma, "log_a_mean": state.log_a_mean,
                       "log_a_sigma": state.log_a_sigma, "a_common": float(np.exp(state.log_a[0])),
                       "accept_theta": state.accepted["theta"], "accept_items": state.accepted["items"],
                       "accept_scale": state.accepted["scale"],
-                      "lp": float(state.item_loglik.sum()) + log_prior(state, self.two_pl)}
+                      "lp": float(state.item_loglik.sum()) + log_prior(state, self.two_pl, self.typed)}
             for name in scalars + self.STATS:
                 out[name][d] = values[name]
+            for i, values in enumerate(state.typed):
+                out[f"typed{i}_a"][d], out[f"typed{i}_b"][d], out[f"typed{i}_extra"][d] = np.exp(values.log_a), values.b, values.extra
+                out[f"typed{i}_loglik"][d], out[f"accept_typed{i}"][d] = values.loglik, values.accepted
+                out["lp"][d] += float(values.loglik.sum())
             if progress is not None:
                 progress(d + 1)
         return out

@@ -122,3 +122,55 @@ def plant_item_errors(answers: pd.DataFrame, *, miskeyed: float = 0.05, random_i
     coins = (rng.random(len(answers)) < chance.reindex(answers["item"]).to_numpy()).astype(np.int8)
     correct = np.where(row_kind == "miskeyed", 1 - correct, np.where(row_kind == "random", coins, correct))
     return answers.assign(correct=correct), kind
+
+
+def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n_graded: int, *, grades: int = 10,
+                               missing: float = 0.05, random_seed=None) -> tuple[pd.DataFrame, dict]:
+    r"""A benchmark suite of mixed response types on one ability per system: ``n_binary`` 0/1 items
+    (2PL), ``n_guessing`` multiple-choice items (3PL, guessing chance drawn U(0.15, 0.35), not the
+    model's logit-normal prior) and ``n_graded`` items graded 1..``grades`` (the graded model, its shared
+    cutpoints with spacings drawn U(0.4, 1.6), not its log-normal prior). Abilities, difficulties and
+    slopes are drawn as in :func:`simulate_leaderboard` (skewed abilities, a two-cluster difficulty
+    mixture, LogNormal(0, 0.4) slopes), answers left out at random with probability ``missing``.
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        Long answers ``respondent, item, correct`` (the grade for graded items) and the truth:
+        ``theta``, ``a``, ``b``, ``c`` (3PL items), ``cutpoints`` (the graded scale's, centred)
+        and ``item_type``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard.simulate import simulate_mixed_leaderboard
+    >>> answers, truth = simulate_mixed_leaderboard(20, 5, 5, 5, missing=0.0, random_seed=0)
+    >>> truth["item_type"].value_counts().to_dict(), int(answers["correct"].max())
+    ({'2pl': 5, '3pl': 5, 'graded': 5}, 10)
+    """
+    if n_systems < 2 or min(n_binary, n_guessing, n_graded) < 0 or n_binary + n_guessing + n_graded < 2 or grades < 3:
+        raise InvalidInputError("a mixed leaderboard needs two systems, two items (counts >= 0) and grades >= 3.")
+    rng = seeded_rng(random_seed)
+    n_items = n_binary + n_guessing + n_graded
+    theta = (rng.gamma(2.0, 1.0, n_systems) - 2.0) / np.sqrt(2.0)
+    hard = rng.random(n_items) < HARD_ITEMS[0]
+    b = np.where(hard, rng.normal(*HARD_ITEMS[1:], n_items), rng.normal(*OTHER_ITEMS[1:], n_items))
+    a = rng.lognormal(0.0, 0.4, n_items)
+    kind = np.repeat(["2pl", "3pl", "graded"], [n_binary, n_guessing, n_graded])
+    c = rng.uniform(0.15, 0.35, n_guessing)
+    tau = np.concatenate([[0.0], np.cumsum(rng.uniform(0.4, 1.6, grades - 2))])
+    kappa = tau - tau.mean()
+    eta = a[None, :] * (theta[:, None] - b[None, :])
+    p = special.expit(eta)
+    p[:, kind == "3pl"] = c + (1 - c) * p[:, kind == "3pl"]
+    score = (rng.random(p.shape) < p).astype(float)
+    above = special.expit(eta[:, kind == "graded", None] - kappa)  # P(grade > k), systems x items x cutpoints
+    score[:, kind == "graded"] = 1 + (rng.random(above.shape[:2])[..., None] < above).sum(2)
+    keep = rng.random(p.shape) >= missing
+    s, j = np.nonzero(keep)
+    systems = np.array([f"sys{i:04d}" for i in range(n_systems)])
+    items = np.array([f"item{k:05d}" for k in range(n_items)])
+    table = pd.DataFrame({"respondent": systems[s], "item": items[j], "correct": score[s, j]})
+    truth = {"theta": pd.Series(theta, systems), "a": pd.Series(a, items), "b": pd.Series(b, items),
+             "c": pd.Series(c, items[kind == "3pl"]), "cutpoints": pd.Series(kappa, np.arange(1, grades)),
+             "item_type": pd.Series(kind, items)}
+    return table, truth

@@ -23,6 +23,8 @@ class State:
     #: The items' warmup step fractions (:func:`~bayes_raters.leaderboard.items.climb_far_items`).
     climb: np.ndarray = field(default=None)
     accepted: dict = field(default_factory=dict)
+    #: One :class:`TypedState` per response type beside the 2PL items (mixed leaderboards).
+    typed: list = field(default_factory=list)
 
 
 def start_state(answers: np.ndarray, rng: np.random.Generator) -> State:
@@ -37,3 +39,15 @@ def start_state(answers: np.ndarray, rng: np.random.Generator) -> State:
     b = -np.log(item_share / (1 - item_share)) + rng.normal(0, 0.3, len(item_share))
     log_a = np.full(answers.shape[1], rng.normal(0, 0.2))
     return State(theta, log_a, b, float(b.mean()), float(b.std()) + 0.1, float(log_a[0]), 0.3)
+
+
+@dataclass
+class TypedState:
+    """The current values of one response type's items (:mod:`bayes_raters.leaderboard.typed`): slopes,
+    difficulties, the type's extra parameters (items, m), each item's log-likelihood and the last acceptance rate."""
+
+    log_a: np.ndarray
+    b: np.ndarray
+    extra: np.ndarray
+    loglik: np.ndarray = field(default=None)
+    accepted: float = 0.0

@@ -91,10 +91,13 @@ def test_bad_input_gets_a_clear_error(kwargs, message):
         fit_leaderboard(answers, progressbar=False, **kwargs)
 
 
-def test_answers_that_are_not_right_or_wrong_are_refused():
-    answers = pd.DataFrame({"respondent": ["s1", "s1", "s2", "s2"], "item": ["i1", "i2", "i1", "i2"], "correct": [1, 0, 2, 1]})
-    with pytest.raises(InvalidInputError, match=r"must be 0 \(wrong\) or 1 \(right\)"):
+def test_answers_that_are_neither_right_or_wrong_nor_grades_are_refused():
+    answers = pd.DataFrame({"respondent": ["s1", "s1", "s2", "s2"], "item": ["i1", "i2", "i1", "i2"], "correct": [1, 0, 0.5, 1]})
+    with pytest.raises(InvalidInputError, match=r"neither 0/1 nor whole grades.*bounded \[0, 1\] scores are not"):
         fit_leaderboard(answers, progressbar=False)
+    two_grades = answers.assign(correct=[1, 0, 2, 1])
+    with pytest.raises(InvalidInputError, match="graded items need three grades or more"):
+        fit_leaderboard(two_grades, progressbar=False)
 
 
 @pytest.mark.slow

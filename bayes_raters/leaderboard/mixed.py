@@ -1,0 +1,172 @@
+r"""Mixed leaderboards: 0/1 items of the 2PL beside items of other response types
+(:mod:`bayes_raters.leaderboard.responses`: the 3PL, graded answers), one ability per system.
+:func:`mixed_answers` lays the long answers out for the blocked sampler; :func:`build_mixed_model` writes the
+same model in PyMC (for checks and small data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+
+from bayes_raters.data import validate_long
+from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.model import AnswerMatrix
+from bayes_raters.leaderboard.responses import RESPONSE_TYPES, cutpoints, response_type
+from bayes_raters.leaderboard.sampler import B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE
+from bayes_raters.leaderboard.typed import TypedAnswers
+
+#: Every item type a mixed leaderboard takes.
+ITEM_TYPES = ("2pl",) + RESPONSE_TYPES
+
+
+def item_type_table(table: pd.DataFrame, item_types: Mapping | pd.Series | None) -> pd.Series:
+    """Each item's type: as declared in ``item_types`` (item -> ``"2pl"``, ``"3pl"`` or ``"graded"``), else what
+    its answers reveal: ``"2pl"`` when every answer is 0 or 1, ``"graded"`` when they are whole numbers."""
+    declared = pd.Series(dict(item_types or {}), dtype=object).astype(str).str.lower()
+    unknown = sorted(set(declared) - set(ITEM_TYPES))
+    if unknown:
+        raise InvalidInputError(f"item_types: {unknown} are not item types; use one of {list(ITEM_TYPES)}.")
+    missing = sorted(set(declared.index) - set(table["item"]), key=str)
+    if missing:
+        raise InvalidInputError(f"item_types names {len(missing)} item(s) without answers, e.g. {missing[:5]}.")
+    values = table.groupby("item", sort=False)["score"]
+    binary = values.apply(lambda v: bool(np.isin(v, (0.0, 1.0)).all()))
+    whole = values.apply(lambda v: bool((v == np.round(v)).all()))
+    revealed = pd.Series(np.where(binary, "2pl", np.where(whole, "graded", "")), index=binary.index)
+    types = declared.reindex(revealed.index).fillna(revealed)
+    bad = types.index[(types == "") | ((types != "graded") & ~binary)]
+    if len(bad):
+        raise InvalidInputError(
+            f"items {list(bad[:5])} have scores that are neither 0/1 nor whole grades (e.g. "
+            f"{table.loc[table['item'].isin(bad[:1]), 'score'].head(3).tolist()}); bounded [0, 1] scores are not a "
+            "leaderboard response type yet: round them to grades or threshold them to 0/1.")
+    return types
+
+
+def mixed_answers(data: pd.DataFrame, item_types=None, *, options: int = 4, respondent: str = "respondent", item: str = "item",
+                  score: str = "correct") -> tuple[AnswerMatrix, tuple[TypedAnswers, ...], pd.Series, np.ndarray]:
+    """Validate long answers of mixed types and lay them out: the 0/1 items' :class:`AnswerMatrix` (its ``table``
+    holds every answer, ``correct`` the score scaled to [0, 1]: grade positions over K - 1), one
+    :class:`~bayes_raters.leaderboard.typed.TypedAnswers` per other type present, each item's type
+    and the graded levels (sorted distinct grades; their positions are the categories)."""
+    if int(options) != options or options < 2:
+        raise InvalidInputError(f"options must be a whole number >= 2 (the 3PL's guessing prior is 1 / options), got {options!r}.")
+    table = validate_long(data, {"respondent": respondent, "item": item}, score, "answers", booleans=True)
+    types = item_type_table(table, item_types)
+    system_index, systems = pd.factorize(table["respondent"])
+    item_index, items = pd.factorize(table["item"])
+    if len(systems) < 2 or len(items) < 2:
+        raise InvalidInputError("a leaderboard needs answers from two systems to two items at least.")
+    kind_of = types.reindex(items).to_numpy()
+    levels = np.unique(table.loc[np.isin(kind_of[item_index], "graded"), "score"])
+    if (kind_of == "graded").any() and len(levels) < 3:
+        raise InvalidInputError(f"graded items need three grades or more; found {levels.tolist()} (two grades: declare the items '2pl').")
+    category = np.where(kind_of[item_index] == "graded", np.searchsorted(levels, table["score"]), table["score"]).astype(np.int8)
+    blocks, binary = [], np.flatnonzero(kind_of == "2pl")
+    for name in RESPONSE_TYPES:
+        positions = np.flatnonzero(kind_of == name)
+        if len(positions):
+            kind = response_type(name, options=options, n_categories=max(len(levels), 3))
+            blocks.append(TypedAnswers(kind, _matrix(category, system_index, item_index, positions, len(systems)).T.copy(), positions))
+    matrix = _matrix(category, system_index, item_index, binary, len(systems))
+    scaled = np.where(kind_of[item_index] == "graded", category / max(len(levels) - 1, 1), category).astype(float)
+    long = pd.DataFrame({"respondent": table["respondent"].to_numpy(), "item": table["item"].to_numpy(), "correct": scaled})
+    data_out = AnswerMatrix(matrix, np.ascontiguousarray(matrix.T), pd.Index(systems, name="system"), pd.Index(items, name="item"),
+                            long, system_index.astype(np.int64), item_index.astype(np.int64))
+    return data_out, tuple(blocks), pd.Series(kind_of, index=items, name="item_type"), levels
+
+
+def is_mixed(data: pd.DataFrame, score: str, item_types) -> bool:
+    """Whether a fit takes the mixed path: ``item_types`` given, or a numeric score other than 0 and 1."""
+    if item_types is not None:
+        return True
+    if not isinstance(data, pd.DataFrame) or score not in data:
+        return False
+    values = pd.to_numeric(data[score], errors="coerce").dropna()
+    return bool(len(values)) and not np.isin(values, (0.0, 1.0)).all()
+
+
+def mixed_posterior(outputs_stack: dict, types: pd.Series, blocks: tuple, binary: np.ndarray) -> dict:
+    """Every item's ``a``, ``b`` and log-likelihood in the item order (chain, draw, item) from the sampler's
+    per-type arrays, the 3PL's guessing chance ``c`` and the graded items' ``cutpoints``."""
+    n_chains, n_draws = outputs_stack["theta"].shape[:2]
+    full = {name: np.empty((n_chains, n_draws, len(types))) for name in ("a", "b", "item_loglik")}
+    for name in full:
+        full[name][..., binary] = outputs_stack[name]
+    extras = {}
+    for i, block in enumerate(blocks):
+        for name, key in (("a", "a"), ("b", "b"), ("item_loglik", "loglik")):
+            full[name][..., block.positions] = outputs_stack[f"typed{i}_{key}"]
+        extra = outputs_stack[f"typed{i}_extra"]
+        if block.kind.name == "3pl":
+            extras["c"] = 1 / (1 + np.exp(-extra[..., 0]))
+        else:
+            kappa, _ = cutpoints(extra.reshape(-1, extra.shape[-1]))  # the shared scale: extra is (chain, draw, 1, m)
+            extras["cutpoints"] = kappa.reshape(extra.shape[:2] + (kappa.shape[-1],))
+    return full | extras
+
+
+def _matrix(category, system_index, item_index, columns, n_systems) -> np.ndarray:
+    """Systems x ``columns`` int8 categories, -1 where a system did not answer."""
+    out = np.full((n_systems, len(columns)), -1, dtype=np.int8)
+    where = np.full(item_index.max() + 1, -1)
+    where[columns] = np.arange(len(columns))
+    keep = where[item_index] >= 0
+    out[system_index[keep], where[item_index[keep]]] = category[keep]
+    return out
+
+
+def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, respondent: str = "respondent", item: str = "item",
+                      score: str = "correct") -> pm.Model:
+    """The mixed leaderboard in PyMC, without sampling: the 2PL's population (``theta``, ``b``, ``log_a``
+    and hyperparameters, :func:`~bayes_raters.leaderboard.model.build_leaderboard_model`) over every item, the
+    3PL items' ``extra_3pl`` (logit guessing chance, dim ``item_3pl``) and the graded scale's ``extra_graded``
+    (log cutpoint spacings, dim ``spacing``), and one observed variable per type (:mod:`bayes_raters.leaderboard.responses` states the
+    likelihoods). NUTS on it suits a few thousand answers; the blocked sampler is checked against it."""
+    matrix, blocks, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
+    s, j = matrix.system_index, matrix.item_index
+    category = np.full(len(s), -1)
+    for block in blocks:
+        where = np.full(len(types), -1)
+        where[block.positions] = np.arange(len(block.positions))
+        rows = where[j] >= 0
+        category[rows] = block.answers_t[where[j[rows]], s[rows]]
+    kind = types.to_numpy()[j]
+    coords = {"system": list(matrix.systems), "item": list(matrix.items)}
+    with pm.Model(coords=coords) as model:
+        theta = pm.Normal("theta", 0.0, 1.0, dims="system")
+        b_mean = pm.Normal("b_mean", 0.0, B_MEAN_SD)
+        b_sigma = pm.HalfNormal("b_sigma", B_SIGMA_SCALE)
+        b = pm.Normal("b", b_mean, b_sigma, dims="item")
+        log_a_mean = pm.Normal("log_a_mean", 0.0, LOG_A_MEAN_SD)
+        log_a_sigma = pm.HalfNormal("log_a_sigma", LOG_A_SIGMA_SCALE)
+        log_a = pm.Normal("log_a", log_a_mean, log_a_sigma, dims="item")
+        eta = pm.math.exp(log_a)[j] * (theta[s] - b[j])
+        rows = kind == "2pl"
+        if rows.any():
+            pm.Bernoulli("y_2pl", logit_p=eta[rows], observed=matrix.table["correct"].to_numpy()[rows])
+        for block in blocks:
+            rows = kind == block.kind.name
+            where = np.full(len(types), -1)
+            where[block.positions] = np.arange(len(block.positions))
+            local = where[j[rows]]
+            model.add_coord(f"item_{block.kind.name}", list(matrix.items[block.positions]))
+            extra_dims = (f"item_{block.kind.name}",) if block.kind.name == "3pl" else ("spacing",)
+            if block.kind.name == "graded":
+                model.add_coord("spacing", np.arange(block.kind.n_extra))
+            shape_extra = pm.Normal(f"extra_{block.kind.name}", block.kind.prior_mean, block.kind.prior_sd, dims=extra_dims)
+            if block.kind.name == "3pl":
+                c = pm.math.sigmoid(shape_extra)[local]
+                p = c + (1 - c) * pm.math.sigmoid(eta[rows])
+                pm.Bernoulli("y_3pl", p=p, observed=category[rows])
+            else:
+                tau = pm.math.concatenate([pm.math.zeros(1), pm.math.cumsum(pm.math.exp(shape_extra))])
+                kappa = tau - tau.mean()
+                pm.OrderedLogistic("y_graded", eta=eta[rows], cutpoints=kappa, observed=category[rows], compute_p=False)
+    return model
+
+

@@ -1,0 +1,189 @@
+r"""The items of a mixed leaderboard that are not 0/1 2PL items (:mod:`bayes_raters.leaderboard.responses`: the
+3PL, the graded model) in the blocked sampler (:mod:`bayes_raters.leaderboard.sampler`): their sums for the
+abilities' update and their own item update.
+
+Each type's items move as the 2PL's do, by one Metropolis-Hastings move per item from a Newton proposal
+:math:`N(x + hG^{-1}g,\ h(2 - h)G^{-1})` (:data:`~bayes_raters.leaderboard.items.ITEM_STEPS`), in the coordinates
+:math:`x = (\log a_j, d_j, e_j)` with the intercept :math:`d_j = -a_j b_j` (so :math:`\eta = a_j\theta_s + d_j`, a
+regression the likelihood sees as nearly Gaussian, as for the 2PL), the target the likelihood times the item
+population's priors on :math:`\log a_j` and :math:`b_j` (the 2PL items' population: one scale for every type)
+and the type's prior on :math:`e_j`, with the Jacobian :math:`-\log a_j` of :math:`b = -d/a`. The metric
+:math:`G` is the Fisher information, :math:`\sum_s \sum_k \nabla p_k \nabla p_k^\top / p_k` over the item's
+answers, plus the priors' Gauss-Newton terms; the blocks are (2 + m) x (2 + m) (2 x 2 where the type's e is
+shared, :func:`update_shared_extra` moves it), solved with NumPy's batched linear algebra. The sums over the
+answers are :mod:`bayes_raters.leaderboard.typed_kernel`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayes_raters.leaderboard.items import ITEM_STEPS
+from bayes_raters.leaderboard.proposals import IndependenceProposal, independence_log_q_back, mh_accept, mix_independence
+from bayes_raters.leaderboard.responses import ResponseType, cutpoints
+from bayes_raters.leaderboard.state import State, TypedState
+from bayes_raters.leaderboard.typed_kernel import graded_item_sums, graded_system_sums, three_pl_item_sums, three_pl_system_sums
+
+
+@dataclass(frozen=True)
+class TypedAnswers:
+    """One type's answers: ``answers_t`` (items x systems, int8 category, -1 not answered), the items'
+    ``positions`` in the fit's item order and the :class:`~bayes_raters.leaderboard.responses.ResponseType`."""
+
+    kind: ResponseType
+    answers_t: np.ndarray
+    positions: np.ndarray
+
+
+def item_sums(block: TypedAnswers, theta, x, full: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item at coordinates ``x`` (items, 2 + m; a shared ``e`` repeated on every row): log-likelihood, score
+    and Fisher information (items, k, k) (:mod:`bayes_raters.leaderboard.typed_kernel`); ``full`` False: the
+    (log a, d) entries only, where the type's ``e`` is shared and the item update leaves it alone."""
+    if block.kind.name == "3pl":
+        return three_pl_item_sums(block.answers_t, theta, x[:, 0], x[:, 1], x[:, 2])
+    kappa, jac = cutpoints(x[:1, 2:])
+    return graded_item_sums(block.answers_t, theta, x[:, 0], x[:, 1], kappa[0], jac[0], full)
+
+
+def system_sums(block: TypedAnswers, state: TypedState, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per system: the type's log-likelihood, its derivative in theta and the Fisher information."""
+    d = -np.exp(state.log_a) * state.b
+    if block.kind.name == "3pl":
+        return three_pl_system_sums(block.answers_t, theta, state.log_a, d, state.extra[:, 0])
+    return graded_system_sums(block.answers_t, theta, state.log_a, d, cutpoints(state.extra[:1])[0][0])
+
+
+def slope_sums(block: TypedAnswers, values: TypedState, theta, log_a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Per item at slopes ``log_a`` with ``b`` and ``e`` as in ``values``: the log-likelihood, its derivative in
+    log a at fixed b and the information there (for the interweaving step of
+    :func:`~bayes_raters.leaderboard.sampler.interweave_log_a_sigma`): with :math:`d = -ab`, the derivative at
+    fixed b is :math:`\partial_\alpha + d\,\partial_d` in the (log a, d) coordinates."""
+    d = -np.exp(log_a) * values.b
+    x = np.column_stack([log_a, d, np.broadcast_to(values.extra, (len(d), block.kind.n_extra))])
+    ll, score, info = item_sums(block, theta, x, full=False)
+    return ll, score[:, 0] + d * score[:, 1], info[:, 0, 0] + 2 * d * info[:, 0, 1] + d * d * info[:, 1, 1]
+
+
+def coordinates(state: TypedState, kind: ResponseType) -> np.ndarray:
+    """The coordinates an item update moves: (log a, d = -a b), and e when each item has its own."""
+    moving = [state.log_a, -np.exp(state.log_a) * state.b]
+    return np.column_stack(moving if kind.shared else moving + [state.extra])
+
+
+def _full(x: np.ndarray, extra: np.ndarray, kind: ResponseType) -> np.ndarray:
+    """(log a, d, e) per item from the moving coordinates ``x`` and the shared ``extra`` (1, m)."""
+    return np.column_stack([x, np.broadcast_to(extra, (len(x), kind.n_extra))]) if kind.shared else x
+
+
+def log_prior(x: np.ndarray, kind: ResponseType, state: State) -> np.ndarray:
+    """Per item at moving coordinates ``x``: the population's log N(log a) and log N(b) and, when each item
+    has its own, the type's log N(e), without constants."""
+    log_a, b = x[:, 0], -x[:, 1] * np.exp(-x[:, 0])
+    out = -((b - state.b_mean) ** 2) / (2 * state.b_sigma**2) - (log_a - state.log_a_mean) ** 2 / (2 * state.log_a_sigma**2)
+    return out - ((x[:, 2:] - kind.prior_mean) ** 2).sum(1) / (2 * kind.prior_sd**2)
+
+
+def _extra_prior(extra: np.ndarray, kind: ResponseType) -> float:
+    return float(-((extra - kind.prior_mean) ** 2).sum() / (2 * kind.prior_sd**2))
+
+
+def typed_log_prior(values: TypedState, kind: ResponseType, state: State) -> float:
+    """The log prior density of one type's items (constants dropped) in (log a, b, e), for the ``lp`` statistic."""
+    x = coordinates(values, kind)
+    out = log_prior(x, kind, state).sum() - len(values.b) * np.log(state.b_sigma * state.log_a_sigma)
+    return float(out) + (_extra_prior(values.extra, kind) if kind.shared else 0.0)
+
+
+def _newton(block: TypedAnswers, theta, x, extra, state: State):
+    """At moving coordinates ``x`` (the shared ``extra`` fixed): log target (Jacobian included), each item's
+    log-likelihood, Newton point and the metric's Cholesky factor."""
+    kind = block.kind
+    k = x.shape[1]
+    ll, score, info = item_sums(block, theta, _full(x, extra, kind), full=not kind.shared)
+    log_a, d = x[:, 0], x[:, 1]
+    a = np.exp(log_a)
+    b = -d / a
+    z, inv_var = (b - state.b_mean) / state.b_sigma**2, 1 / state.b_sigma**2
+    grad, metric = score[:, :k].copy(), info[:, :k, :k].copy()
+    grad[:, 0] += z * b - (log_a - state.log_a_mean) / state.log_a_sigma**2 - 1.0
+    grad[:, 1] += z / a
+    grad[:, 2:] -= (x[:, 2:] - kind.prior_mean) / kind.prior_sd**2
+    metric[:, 0, 0] += 1 / state.log_a_sigma**2 + b * b * inv_var
+    metric[:, 0, 1] += b / a * inv_var
+    metric[:, 1, 0] += b / a * inv_var
+    metric[:, 1, 1] += inv_var / a**2
+    metric[:, 2:, 2:] += np.eye(k - 2) / kind.prior_sd**2
+    chol = np.linalg.cholesky(metric)
+    newton = x + np.linalg.solve(metric, grad[..., None])[..., 0]
+    return ll + log_prior(x, kind, state) - log_a, ll, newton, chol
+
+
+def _log_q(x, mean, chol, var_scale) -> np.ndarray:
+    """log N(x; mean, var_scale G^{-1}) up to a constant, G = L L^T."""
+    lt_delta = np.einsum("nji,nj->ni", chol, x - mean)
+    log_det = 2 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(1)
+    return 0.5 * (log_det - x.shape[1] * np.log(var_scale) - (lt_delta**2).sum(1) / var_scale)
+
+
+def update_typed_items(block: TypedAnswers, typed: TypedState, state: State, rng, independent: IndependenceProposal | None = None) -> None:
+    """Every item of the type by one Metropolis-Hastings move (module docstring), after warmup half of them
+    from their independence proposals (``independent``, fitted to the chain's warmup draws, as for the 2PL
+    items: the Newton proposal alone left the graded items' cutpoints at a bulk ESS of 27-280 in 1,000
+    draws, ``models/leaderboards.md``); stores the accepted values and each item's log-likelihood in ``typed``."""
+    x = coordinates(typed, block.kind)
+    n_items, k = x.shape
+    h = rng.choice(ITEM_STEPS, size=n_items)
+    var_scale = h * (2 - h)
+    target, ll, newton, chol = _newton(block, state.theta, x, typed.extra, state)
+    mean = x + h[:, None] * (newton - x)
+    z = rng.standard_normal((n_items, k))
+    proposal = mean + np.sqrt(var_scale)[:, None] * np.linalg.solve(np.swapaxes(chol, 1, 2), z[..., None])[..., 0]
+    use_ind, proposal = mix_independence(independent, proposal, rng)
+    target_p, ll_p, newton_p, chol_p = _newton(block, state.theta, proposal, typed.extra, state)
+    mean_p = proposal + h[:, None] * (newton_p - proposal)
+    log_q_back = _log_q(x, mean_p, chol_p, var_scale) - _log_q(proposal, mean, chol, var_scale)
+    log_ratio = target_p - target + independence_log_q_back(independent, use_ind, x, proposal, log_q_back)
+    take = mh_accept(rng, log_ratio)
+    new = np.where(take[:, None], proposal, x)
+    typed.log_a, typed.b = new[:, 0], -new[:, 1] * np.exp(-new[:, 0])
+    if not block.kind.shared:
+        typed.extra = new[:, 2:]
+    typed.loglik = np.where(take, ll_p, ll)
+    typed.accepted = float(take.mean())
+
+
+def _shared_newton(block: TypedAnswers, typed: TypedState, theta, e: np.ndarray):
+    """Log target, items' log-likelihoods, Newton point and metric's Cholesky factor of the shared ``e`` (m,)."""
+    kind = block.kind
+    x = np.column_stack([typed.log_a, -np.exp(typed.log_a) * typed.b, np.broadcast_to(e, (len(typed.b), kind.n_extra))])
+    ll, score, info = item_sums(block, theta, x)
+    grad = score[:, 2:].sum(0) - (e - kind.prior_mean) / kind.prior_sd**2
+    metric = info[:, 2:, 2:].sum(0) + np.eye(kind.n_extra) / kind.prior_sd**2
+    target = ll.sum() + _extra_prior(e, kind)
+    return target, ll, e + np.linalg.solve(metric, grad), np.linalg.cholesky(metric)
+
+
+def update_shared_extra(block: TypedAnswers, typed: TypedState, state: State, rng) -> None:
+    """The shared extra parameters (the graded scale's log spacings) by one Metropolis-Hastings move from the
+    Newton proposal, their gradient and Fisher information summed over the type's items; a no-op for a
+    type whose items each have their own."""
+    if not block.kind.shared or block.kind.n_extra == 0:
+        return
+    e = typed.extra[0]
+    h = float(rng.choice(ITEM_STEPS))
+    target, ll, newton, chol = _shared_newton(block, typed, state.theta, e)
+    mean = e + h * (newton - e)
+    proposal = mean + np.sqrt(h * (2 - h)) * np.linalg.solve(chol.T, rng.standard_normal(len(e)))
+    target_p, ll_p, newton_p, chol_p = _shared_newton(block, typed, state.theta, proposal)
+    mean_p = proposal + h * (newton_p - proposal)
+    one = lambda v: v[None]  # noqa: E731
+    log_q_back = _log_q(one(e), one(mean_p), one(chol_p), h * (2 - h)) - _log_q(one(proposal), one(mean), one(chol), h * (2 - h))
+    if mh_accept(rng, target_p - target + log_q_back[0]):
+        typed.extra, typed.loglik = proposal[None], ll_p
+
+
+def start_typed(block: TypedAnswers, b: np.ndarray, log_a: float) -> TypedState:
+    """Starting values: the given difficulties and common log slope, the type's prior mean for ``e``."""
+    return TypedState(np.full(len(b), log_a), b.copy(), block.kind.start_extra(len(b)))
