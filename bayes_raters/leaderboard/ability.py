@@ -117,6 +117,9 @@ def item_bank(result, max_draws: int = MAX_DRAWS) -> ItemBank:
         return result
     if not hasattr(result, "posterior") or "b" not in result.posterior:
         raise InvalidInputError("pass a fitted leaderboard (the result of fit_leaderboard) or an ItemBank.")
+    if getattr(result, "mixed", False):
+        raise InvalidInputError("an item bank holds 0/1 items under the 2PL; this fit is a mixed leaderboard (item_types): "
+                                "fit the 0/1 items alone (fit_leaderboard on their answers) to build one.")
     return ItemBank.from_result(result, max_draws)
 
 

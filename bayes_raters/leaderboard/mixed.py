@@ -11,6 +11,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 import pymc as pm
+import xarray as xr
+from scipy import special
 
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InvalidInputError
@@ -110,6 +112,36 @@ def mixed_posterior(outputs_stack: dict, types: pd.Series, blocks: tuple, binary
     return full | extras
 
 
+def mixed_predictive(tree, draws, rng: np.random.Generator):
+    """Replicated answers of a mixed fit for ``draws`` (a posterior subset): per answer a 0/1 draw for the 2PL
+    and 3PL items, a grade position scaled to [0, 1] for the graded items (the scale of ``observed_data``)."""
+    const = tree["constant_data"]
+    s, j = const["system_index"].values, const["item_index"].values
+    kind = const["item_type"].values[j]
+    where = np.full(const.sizes["item"], -1)
+    if "c" in draws:
+        where[np.isin(const["item"].values, draws["c"]["item_3pl"].values)] = np.arange(draws.sizes["item_3pl"])
+    grid = ("chain", "draw")
+    theta, a, b = (draws[name].transpose(*grid, ...).values for name in ("theta", "a", "b"))
+    out = np.empty(theta.shape[:2] + (len(s),))
+    for c in range(theta.shape[0]):
+        for d in range(theta.shape[1]):
+            eta = a[c, d, j] * (theta[c, d, s] - b[c, d, j])
+            p = special.expit(eta)
+            if "c" in draws:
+                guess = draws["c"].transpose(*grid, ...).values[c, d][where[j]]
+                p = np.where(kind == "3pl", guess + (1 - guess) * p, p)
+            value = (rng.random(len(s)) < p).astype(float)
+            if "cutpoints" in draws:
+                kappa = draws["cutpoints"].transpose(*grid, ...).values[c, d]
+                above = special.expit(eta[:, None] - kappa[None])
+                grade = (rng.random((len(s), 1)) < above).sum(1) / len(kappa)
+                value = np.where(kind == "graded", grade, value)
+            out[c, d] = value
+    coords = {"chain": draws["chain"].values, "draw": draws["draw"].values, "answer": np.arange(len(s))}
+    return xr.Dataset({"correct": (("chain", "draw", "answer"), out)}, coords=coords)
+
+
 def _matrix(category, system_index, item_index, columns, n_systems) -> np.ndarray:
     """Systems x ``columns`` int8 categories, -1 where a system did not answer."""
     out = np.full((n_systems, len(columns)), -1, dtype=np.int8)
@@ -125,7 +157,8 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
     """The mixed leaderboard in PyMC, without sampling: the 2PL's population (``theta``, ``b``, ``log_a``
     and hyperparameters, :func:`~bayes_raters.leaderboard.model.build_leaderboard_model`) over every item, the
     3PL items' ``extra_3pl`` (logit guessing chance, dim ``item_3pl``) and the graded scale's ``extra_graded``
-    (log cutpoint spacings, dim ``spacing``), and one observed variable per type (:mod:`bayes_raters.leaderboard.responses` states the
+    (log cutpoint spacings, dim ``spacing``), with ``c`` and ``cutpoints`` as deterministics (the names of
+    :func:`~bayes_raters.leaderboard.fit_leaderboard`'s posterior), and one observed variable per type (:mod:`bayes_raters.leaderboard.responses` states the
     likelihoods). NUTS on it suits a few thousand answers; the blocked sampler is checked against it."""
     matrix, blocks, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     s, j = matrix.system_index, matrix.item_index
@@ -160,12 +193,13 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
                 model.add_coord("spacing", np.arange(block.kind.n_extra))
             shape_extra = pm.Normal(f"extra_{block.kind.name}", block.kind.prior_mean, block.kind.prior_sd, dims=extra_dims)
             if block.kind.name == "3pl":
-                c = pm.math.sigmoid(shape_extra)[local]
+                c = pm.Deterministic("c", pm.math.sigmoid(shape_extra), dims=extra_dims)[local]
                 p = c + (1 - c) * pm.math.sigmoid(eta[rows])
                 pm.Bernoulli("y_3pl", p=p, observed=category[rows])
             else:
                 tau = pm.math.concatenate([pm.math.zeros(1), pm.math.cumsum(pm.math.exp(shape_extra))])
-                kappa = tau - tau.mean()
+                model.add_coord("cutpoint", np.arange(1, block.kind.n_categories))
+                kappa = pm.Deterministic("cutpoints", tau - tau.mean(), dims="cutpoint")
                 pm.OrderedLogistic("y_graded", eta=eta[rows], cutpoints=kappa, observed=category[rows], compute_p=False)
     return model
 

@@ -10,9 +10,11 @@ import pandas as pd
 import xarray as xr
 from scipy import special
 
+from bayes_raters.errors import InvalidInputError
 from bayes_raters.irt.slopes import rest_correlations
 from bayes_raters.leaderboard.audit import audit_table
 from bayes_raters.leaderboard.convergence import rhat_and_bulk_ess
+from bayes_raters.leaderboard.mixed import mixed_predictive
 from bayes_raters.leaderboard.model import LeaderboardSpec
 from bayes_raters.results import FitResult, check_ci_prob, interval_table, quiet_loo, rank_table
 from bayes_raters.sampling import ConvergenceReport
@@ -56,6 +58,17 @@ class LeaderboardResult(FitResult):
     def _answers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         const = self.idata["constant_data"]
         return const["system_index"].values, const["item_index"].values, self.idata["observed_data"]["correct"].values
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the fit is a mixed leaderboard (3PL or graded items beside the 0/1 items)."""
+        return "item_type" in self.idata["constant_data"]
+
+    def _refuse_mixed(self, what: str) -> None:
+        if self.mixed:
+            raise InvalidInputError(
+                f"{what} reads 0/1 items under the 2PL; this fit is a mixed leaderboard (item_types). Fit the 0/1 items "
+                "alone (fit_leaderboard on their answers) for it.")
 
     def _slopes(self, draws: xr.Dataset) -> xr.DataArray:
         """``a`` per item (the 1PL's common slope broadcast over the items)."""
@@ -111,6 +124,8 @@ class LeaderboardResult(FitResult):
         flag = np.where(backwards, "backwards", np.where(weak, "flat", ""))
         flag = np.where(table["share_correct"] == 1, "all correct", np.where(table["share_correct"] == 0, "all wrong", flag))
         table["flag"] = flag
+        if self.mixed:
+            table.insert(0, "item_type", self.idata["constant_data"]["item_type"].to_series().reindex(table.index).to_numpy())
         return table
 
     def audit_table(self) -> pd.DataFrame:
@@ -124,6 +139,7 @@ class LeaderboardResult(FitResult):
         pandas.DataFrame
             Indexed by item, in the order of the data.
         """
+        self._refuse_mixed("The audit")
         return audit_table(self)
 
     def system_table(self, ci_prob: float = 0.9) -> pd.DataFrame:
@@ -158,6 +174,8 @@ class LeaderboardResult(FitResult):
         return quiet_loo(self.idata)
 
     def _posterior_predictive(self, draws: xr.Dataset, rng: np.random.Generator) -> xr.Dataset:
+        if self.mixed:
+            return mixed_predictive(self.idata, draws, rng)
         s, j, _ = self._answers()
         theta = draws["theta"].transpose("chain", "draw", "system").values
         a = self._slopes(draws).transpose("chain", "draw", "item").values
