@@ -115,9 +115,53 @@ def _newton(block: TypedAnswers, theta, x, extra, state: State):
     metric[:, 1, 0] += b / a * inv_var
     metric[:, 1, 1] += inv_var / a**2
     metric[:, 2:, 2:] += np.eye(k - 2) / kind.prior_sd**2
-    chol = np.linalg.cholesky(metric)
-    newton = x + np.linalg.solve(metric, grad[..., None])[..., 0]
-    return ll + log_prior(x, kind, state) - log_a, ll, newton, chol
+    target, chol, grad = _finite(ll + log_prior(x, kind, state) - log_a, metric, grad)
+    return target, ll, x + _chol_solve(chol, grad), chol
+
+
+#: Smallest ratio of a Cholesky factor's diagonal entries that the Newton proposal uses (a worse conditioned
+#: metric, from an item far in a tail, takes a unit metric).
+MIN_CONDITION = 1e-7
+
+
+def _finite(target, metric, grad):
+    """Guards of the Newton proposal, deterministic in the point (so the Hastings ratio stays exact): a point
+    whose target is not finite (a proposal far in a tail, where a probability underflows to 0) gets -inf and is
+    refused; where the metric or the gradient is not finite, or the metric has no well-conditioned Cholesky
+    factor, the proposal uses a unit metric and a zero gradient (a plain Gaussian step). Returns the target,
+    the Cholesky factor and the gradient."""
+    target = np.where(np.isfinite(target), target, -np.inf)
+    eye = np.eye(metric.shape[-1])
+    bad = ~(np.isfinite(metric).all((-2, -1)) & np.isfinite(grad).all(-1))
+    metric = np.where(bad[..., None, None], eye, metric)
+    chol = _cholesky_or_nan(metric)
+    diagonal = np.diagonal(chol, axis1=-2, axis2=-1)
+    bad = bad | ~(np.isfinite(chol).all((-2, -1)) & (diagonal.min(-1) > MIN_CONDITION * diagonal.max(-1)))
+    if bad.any():
+        chol = np.where(bad[..., None, None], eye, chol)
+        grad = np.where(bad[..., None], 0.0, grad)
+    return target, chol, grad
+
+
+def _cholesky_or_nan(metric: np.ndarray) -> np.ndarray:
+    """Cholesky factors of a stack, NaN where a matrix has none."""
+    try:
+        return np.linalg.cholesky(metric)
+    except np.linalg.LinAlgError:
+        flat = metric.reshape((-1,) + metric.shape[-2:])
+        return np.stack([_one_cholesky(m) for m in flat]).reshape(metric.shape)
+
+
+def _one_cholesky(m: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(m)
+    except np.linalg.LinAlgError:
+        return np.full_like(m, np.nan)
+
+
+def _chol_solve(chol: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """G^{-1} v per row with G = L L^T."""
+    return np.linalg.solve(np.swapaxes(chol, -1, -2), np.linalg.solve(chol, v[..., None]))[..., 0]
 
 
 def _log_q(x, mean, chol, var_scale) -> np.ndarray:
@@ -161,8 +205,8 @@ def _shared_newton(block: TypedAnswers, typed: TypedState, theta, e: np.ndarray)
     ll, score, info = item_sums(block, theta, x)
     grad = score[:, 2:].sum(0) - (e - kind.prior_mean) / kind.prior_sd**2
     metric = info[:, 2:, 2:].sum(0) + np.eye(kind.n_extra) / kind.prior_sd**2
-    target = ll.sum() + _extra_prior(e, kind)
-    return target, ll, e + np.linalg.solve(metric, grad), np.linalg.cholesky(metric)
+    target, chol, grad = _finite(np.asarray(ll.sum() + _extra_prior(e, kind)), metric, grad)
+    return float(target), ll, e + _chol_solve(chol, grad), chol
 
 
 def update_shared_extra(block: TypedAnswers, typed: TypedState, state: State, rng) -> None:

@@ -156,3 +156,14 @@ def test_the_audit_and_the_item_bank_refuse_a_mixed_fit(mixed_fit):
     with pytest.raises(InvalidInputError, match="mixed leaderboard"):
         item_bank(result)
     assert result.item_table()["item_type"].value_counts().to_dict() == {"2pl": 60, "3pl": 40, "graded": 30}
+
+
+def test_a_suite_without_0_1_items_fits():
+    """Only 3PL and graded items: the 2PL's block is empty and the sweep runs on the other types alone."""
+    answers, truth = simulate_mixed_leaderboard(25, 0, 6, 6, grades=4, random_seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 30 draws: the layout is checked here, not the mixing
+        result = _fit(answers, truth, draws=30, tune=30, random_seed=5)
+    post = result.posterior
+    assert post.sizes["item"] == 12 and post.sizes["item_3pl"] == 6 and post.sizes["cutpoint"] == 3
+    assert np.isfinite(post["a"].values).all() and np.isfinite(result.idata["sample_stats"]["lp"].values).all()
