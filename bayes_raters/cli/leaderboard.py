@@ -8,25 +8,31 @@ import argparse
 
 from bayes_raters.cli.files import Output, progressbar, read_table
 from bayes_raters.cli.options import file_options, output_options
+from bayes_raters.errors import InvalidInputError
 
 
 def add_parser(commands, command) -> None:
     """The ``leaderboard`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
     leaderboard = command(
         commands, "leaderboard", "IRT over a leaderboard: system abilities and ranks, item difficulty and discrimination",
-        "ANSWERS.csv: one row per answer of a system to a benchmark item, correct 0/1 (a skipped item is an absent "
-        "row). Fits the hierarchical 2PL (or --model 1pl) with a blocked sampler that scales to hundreds of systems "
-        "and tens of thousands of items, and prints the system table (ability, rank interval, P(rank 1)) and the "
-        "item table (difficulty b, discrimination a, flags for items that rank systems backwards or not at all).",
+        "ANSWERS.csv: one row per answer of a system to a benchmark item, correct 0/1 or a whole grade (a skipped item "
+        "is an absent row). Fits the hierarchical 2PL (or --model 1pl) with a blocked sampler that scales to hundreds "
+        "of systems and tens of thousands of items, and prints the system table (ability, rank interval, P(rank 1)) and "
+        "the item table (difficulty b, discrimination a, flags for items that rank systems backwards or not at all). "
+        "A mixed suite (graded items, or multiple-choice items named 3pl in --item-types) ranks the systems on one ability.",
     )
     leaderboard.add_argument("answers", help="CSV of answers in long format")
     columns = leaderboard.add_argument_group("columns of the answers file")
     columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="system id")
     columns.add_argument("--item-column", default="item", metavar="NAME", help="benchmark item id")
-    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="0/1 answer")
+    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="0/1 answer (or a whole grade on graded items)")
     file_options(leaderboard)
     model = leaderboard.add_argument_group("model")
     model.add_argument("--model", choices=["2pl", "1pl"], default="2pl", help="one discrimination per item (2pl) or one for all")
+    model.add_argument("--item-types", metavar="FILE", default=None,
+                       help="CSV with columns item, type (2pl, 3pl or graded): a mixed leaderboard (items not named take what "
+                            "their answers reveal: 0/1 the 2PL, whole grades the graded model)")
+    model.add_argument("--options", type=int, metavar="N", default=4, help="options of the 3PL items (guessing prior 1/N)")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--draws", type=int, metavar="N", default=None,
                        help="draws per chain (default: 700, and 300 more while the convergence check fails, up to 2,800)")
@@ -45,7 +51,14 @@ def leaderboard(args: argparse.Namespace) -> Output:
     from bayes_raters.leaderboard import fit_leaderboard  # imports PyMC: only when asked
 
     answers = read_table(args.answers, args)
-    result = fit_leaderboard(answers, args.model, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+    item_types = None
+    if args.item_types is not None:
+        declared = read_table(args.item_types, args)
+        if list(declared.columns[:2]) != ["item", "type"]:
+            raise InvalidInputError(f"{args.item_types}: the item types file needs the columns item, type; found {list(declared.columns)}.")
+        item_types = dict(zip(declared["item"], declared["type"]))
+    result = fit_leaderboard(answers, args.model, item_types=item_types, options=args.options, draws=args.draws, tune=args.tune,
+                             chains=args.chains, random_seed=args.seed,
                              progressbar=progressbar(args), respondent=args.respondent_column, item=args.item_column,
                              score=args.correct_column)
     tables = {"systems": result.system_table(args.ci), "items": result.item_table(args.ci)}

@@ -31,7 +31,7 @@ FLAGS = {
     "prompt": "--prompt-column", "inference": "--inference", "model": "--model",
     "model_a": "--item-a-column", "model_b": "--item-b-column", "style": "--style-column", "category": "--category-column",
     "level": "--level", "categories": "--categories", "n_boot": "--bootstrap", "observation": "--observation",
-    "posterior": "--no-posterior",
+    "posterior": "--no-posterior", "item_types": "--item-types", "options": "--options",
 }
 _CHOICES = {"ties": {"True": "yes", "False": "no", "None": "auto"}, "posterior": {"False": ""}}  # keyword value -> flag value
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\(low, high\)|\.\.\.|\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[\w.\-]+)")
@@ -60,6 +60,8 @@ def cli_advice(message: str) -> str:
         value = {"(low, high)": "LOW HIGH", "...": "NAME", "[...]": "SCORE ..."}.get(match.group(2), match.group(2))
         if value.startswith("["):  # a list: its items, space-separated
             value = value.strip("[]").replace(",", "")
+        if re.fullmatch(r"'[\w.\-]+'|\"[\w.\-]+\"", value):  # a quoted word ('2pl'): the shell needs no quotes
+            value = value[1:-1]
         value = _CHOICES.get(match.group(1), {}).get(value, value)
         return f"{FLAGS[match.group(1)]} {value}".rstrip()
 

@@ -129,7 +129,7 @@ def fit_leaderboard(
     typed, types = (), None
     if is_mixed(data, score, item_types):
         if name != "2pl":
-            raise InvalidInputError("a mixed leaderboard (item_types, or graded answers) takes model='2pl': each item keeps its own slope.")
+            raise InvalidInputError("a mixed leaderboard (item_types=..., or graded answers) takes model='2pl': each item keeps its own slope.")
         data, typed, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     else:
         data = answer_matrix(data, respondent=respondent, item=item, score=score)
