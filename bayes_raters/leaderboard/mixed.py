@@ -159,7 +159,32 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
     3PL items' ``extra_3pl`` (logit guessing chance, dim ``item_3pl``) and the graded scale's ``extra_graded``
     (log cutpoint spacings, dim ``spacing``), with ``c`` and ``cutpoints`` as deterministics (the names of
     :func:`~bayes_raters.leaderboard.fit_leaderboard`'s posterior), and one observed variable per type (:mod:`bayes_raters.leaderboard.responses` states the
-    likelihoods). NUTS on it suits a few thousand answers; the blocked sampler is checked against it."""
+    likelihoods). NUTS on it suits a few thousand answers; the blocked sampler is checked against it.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long answers, one row per (system, item): 0/1, or whole grades on graded items.
+    item_types : mapping or pandas.Series, optional
+        Item -> ``"2pl"``, ``"3pl"`` or ``"graded"`` (items left out: what their answers reveal).
+    options : int
+        The 3PL items' number of options (their guessing prior is centred on 1 / ``options``).
+    respondent, item, score : str
+        Column names.
+
+    Returns
+    -------
+    pymc.Model
+        The model, ready for ``pm.sample``.
+
+    Examples
+    --------
+    >>> from bayes_raters.leaderboard import build_mixed_model, simulate_mixed_leaderboard
+    >>> answers, truth = simulate_mixed_leaderboard(6, 3, 3, 3, grades=4, random_seed=1)
+    >>> model = build_mixed_model(answers, truth["item_type"].to_dict())
+    >>> sorted(model.coords)
+    ['cutpoint', 'item', 'item_3pl', 'item_graded', 'spacing', 'system']
+    """
     matrix, blocks, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     s, j = matrix.system_index, matrix.item_index
     category = np.full(len(s), -1)

@@ -40,7 +40,7 @@ SPACING_SD = 1.0
 #: chance the data hardly pin down trades it against its slope and difficulty along a curved ridge, which
 #: the Newton moves cross slowly. At 150 systems x 40 3PL items (seed 1) such an item (c 0.14-0.45 in its
 #: 90% interval) had a bulk ESS of 106 in 2,000 draws with four updates and 1,015 with eight
-#: (``models/leaderboards.md``); a 3PL pass costs about 22 ns an answer.
+#: (``models/leaderboards.md``, which gives the cost of a 3PL pass).
 THREE_PL_UPDATES = 8
 #: The response types beside the binary 2PL.
 RESPONSE_TYPES = ("3pl", "graded")

@@ -133,6 +133,19 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     slopes are drawn as in :func:`simulate_leaderboard` (skewed abilities, a two-cluster difficulty
     mixture, LogNormal(0, 0.4) slopes), answers left out at random with probability ``missing``.
 
+    Parameters
+    ----------
+    n_systems : int
+        Systems (two or more).
+    n_binary, n_guessing, n_graded : int
+        Items of each type (0/1, 3PL, graded), two or more in all.
+    grades : int
+        Grades of the graded items (3 or more), 1..``grades``.
+    missing : float
+        Share of (system, item) answers left out at random.
+    random_seed : int, numpy.random.Generator or None
+        Same seed, same suite.
+
     Returns
     -------
     (pandas.DataFrame, dict)
