@@ -16,6 +16,7 @@ from bayes_raters.leaderboard import fit_leaderboard
 from bayes_raters.leaderboard.ability import item_bank
 from bayes_raters.leaderboard.mixed import build_mixed_model, item_type_table
 from bayes_raters.leaderboard.simulate import simulate_mixed_leaderboard
+from tests.leaderboard.test_sampler import assert_agrees_with_nuts
 
 
 def _fit(answers, truth, **kwargs):
@@ -25,7 +26,7 @@ def _fit(answers, truth, **kwargs):
 @pytest.mark.slow  # nutpie's compile and 2 x 2,500 NUTS draws beside 2 x 3,000 blocked draws
 def test_the_blocked_sampler_agrees_with_nuts_on_a_mixed_leaderboard():
     """Posterior means within 5 Monte Carlo standard errors and SDs within 20% (on average over a vector's
-    entries within 6%), as for the 2PL (``test_sampler._compare_with_nuts``), for every parameter of a
+    entries within 6%), the 2PL's rule (``test_sampler.assert_agrees_with_nuts``), for every parameter of a
     suite of 0/1, 3PL and graded items (14 systems x 8 + 8 + 8 items, five grades)."""
     answers, truth = simulate_mixed_leaderboard(14, 8, 8, 8, grades=5, missing=0.1, random_seed=4)
     types = truth["item_type"].to_dict()
@@ -36,17 +37,7 @@ def test_the_blocked_sampler_agrees_with_nuts_on_a_mixed_leaderboard():
             nuts = pm.sample(1500, tune=1000, chains=2, random_seed=5, progressbar=False, target_accept=0.95,
                              nuts_sampler="nutpie", compute_convergence_checks=False)["posterior"].to_dataset()
     ours["log_a"] = np.log(ours["a"].astype(float))
-    nuts["c"] = nuts["c"].rename(item_3pl="item_3pl")
-    for name in ["theta", "b", "log_a", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma", "c", "cutpoints"]:
-        x, y = ours[name].astype(float), nuts[name]
-        mean = [v.mean(("chain", "draw")).values for v in (x, y)]
-        se = np.sqrt(sum(v.var(("chain", "draw")).values / az.ess(v.to_dataset(name="v"))["v"].values for v in (x, y)))
-        z = np.abs(mean[0] - mean[1]) / se
-        assert np.max(z) < 5, (name, np.round(z, 1))
-        ratio = x.std(("chain", "draw")).values / y.std(("chain", "draw")).values
-        assert np.all(np.abs(ratio - 1) < 0.2), (name, np.round(ratio, 2))
-        if ratio.size >= 5:
-            assert abs(np.mean(ratio) - 1) < 0.06, (name, np.round(ratio, 2))
+    assert_agrees_with_nuts(ours, nuts, ["theta", "b", "log_a", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma", "c", "cutpoints"])
 
 
 @pytest.fixture(scope="module")

@@ -146,6 +146,11 @@ def _compare_with_nuts(model: str, nuts_draws: int) -> None:
     if model == "2pl":
         ours["log_a"] = np.log(ours["a"].astype(float))
     names = ["theta", "b", "b_mean", "b_sigma"] + (["log_a", "log_a_mean", "log_a_sigma"] if model == "2pl" else ["a_common"])
+    assert_agrees_with_nuts(ours, nuts, names)
+
+
+def assert_agrees_with_nuts(ours, nuts, names) -> None:
+    """The agreement rule of :func:`_compare_with_nuts` on the posteriors ``ours`` and ``nuts`` for each of ``names``."""
     for name in names:
         x, y = ours[name].astype(float), nuts[name]
         mean = [v.mean(("chain", "draw")).values for v in (x, y)]
