@@ -142,11 +142,17 @@ def mixed_predictive(tree, draws, rng: np.random.Generator):
     return xr.Dataset({"correct": (("chain", "draw", "answer"), out)}, coords=coords)
 
 
+def local_positions(positions: np.ndarray, n_items: int) -> np.ndarray:
+    """For each of ``n_items`` items its index among ``positions`` (a type's items), -1 for the others."""
+    where = np.full(n_items, -1)
+    where[positions] = np.arange(len(positions))
+    return where
+
+
 def _matrix(category, system_index, item_index, columns, n_systems) -> np.ndarray:
     """Systems x ``columns`` int8 categories, -1 where a system did not answer."""
     out = np.full((n_systems, len(columns)), -1, dtype=np.int8)
-    where = np.full(item_index.max() + 1, -1)
-    where[columns] = np.arange(len(columns))
+    where = local_positions(columns, item_index.max() + 1)
     keep = where[item_index] >= 0
     out[system_index[keep], where[item_index[keep]]] = category[keep]
     return out
@@ -189,8 +195,7 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
     s, j = matrix.system_index, matrix.item_index
     category = np.full(len(s), -1)
     for block in blocks:
-        where = np.full(len(types), -1)
-        where[block.positions] = np.arange(len(block.positions))
+        where = local_positions(block.positions, len(types))
         rows = where[j] >= 0
         category[rows] = block.answers_t[where[j[rows]], s[rows]]
     kind = types.to_numpy()[j]
@@ -209,9 +214,7 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
             pm.Bernoulli("y_2pl", logit_p=eta[rows], observed=matrix.table["correct"].to_numpy()[rows])
         for block in blocks:
             rows = kind == block.kind.name
-            where = np.full(len(types), -1)
-            where[block.positions] = np.arange(len(block.positions))
-            local = where[j[rows]]
+            local = local_positions(block.positions, len(types))[j[rows]]
             model.add_coord(f"item_{block.kind.name}", list(matrix.items[block.positions]))
             extra_dims = (f"item_{block.kind.name}",) if block.kind.name == "3pl" else ("spacing",)
             if block.kind.name == "graded":
