@@ -1,13 +1,14 @@
-"""Mixed leaderboards (0/1, 3PL and graded items on one ability) on many seeds: suites simulated by
+"""Mixed leaderboards (0/1, 3PL, graded and bounded items on one ability) on many seeds: suites simulated by
 :func:`~bayes_raters.leaderboard.simulate_mixed_leaderboard` (skewed abilities, two-cluster difficulties,
-guessing chances U(0.15, 0.35) and cutpoint spacings U(0.4, 1.6): not the model's priors), fitted by
-``fit_leaderboard`` with its defaults and the declared item types.
+guessing chances U(0.15, 0.35), cutpoint spacings U(0.4, 1.6), bounded scores' cutpoint spacing U(3, 6) and
+precision U(5, 30): not the model's priors), fitted by ``fit_leaderboard`` with its defaults and the declared
+item types.
 
-``.venv/bin/python -m validation.leaderboard_mixed --seeds 5 --shape 150 60 40 30`` prints per seed the
-time, the draws the default rule needed, the largest R-hat and smallest bulk ESS, the rank correlation of
+``.venv/bin/python -m validation.leaderboard_mixed --seeds 5 --shape 150 60 40 30 --bounded 30`` prints per seed
+the time, the draws the default rule needed, the largest R-hat and smallest bulk ESS, the rank correlation of
 the abilities with the truth, and the coverage of the 90% intervals of the difficulties per type, of the
-guessing chances and of the cutpoints (the truth on the model's scale: abilities standardised over the
-systems). ``models/leaderboards.md`` holds the table.
+guessing chances, of the cutpoints and of the bounded scores' cutpoints and precision (the truth on the model's
+scale: abilities standardised over the systems). ``models/leaderboards.md`` holds the table.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def coverage(draws, true: np.ndarray, dim: str) -> float:
     return float(np.mean((low <= true) & (true <= high)))
 
 
-def one_seed(shape: tuple[int, int, int, int], grades: int, seed: int) -> dict:
-    answers, truth = simulate_mixed_leaderboard(*shape, grades=grades, random_seed=seed)
+def one_seed(shape: tuple[int, int, int, int], grades: int, seed: int, bounded: int = 0) -> dict:
+    answers, truth = simulate_mixed_leaderboard(*shape, grades=grades, n_bounded=bounded, random_seed=seed)
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -43,7 +44,7 @@ def one_seed(shape: tuple[int, int, int, int], grades: int, seed: int) -> dict:
            "max_r_hat": round(report.max_r_hat, 4), "min_ess_bulk": round(report.min_ess_bulk),
            "rank_corr": round(theta.corr(true_theta, method="spearman"), 3)}
     types = truth["item_type"]
-    for kind in ("2pl", "3pl", "graded"):
+    for kind in ("2pl", "3pl", "graded", "bounded"):
         items = types.index[types == kind]
         if len(items):
             row[f"cover_b_{kind}"] = round(coverage(post["b"].sel(item=items), ((truth["b"][items] - loc) / scale).to_numpy(), "item"), 3)
@@ -51,6 +52,10 @@ def one_seed(shape: tuple[int, int, int, int], grades: int, seed: int) -> dict:
         row["cover_c"] = round(coverage(post["c"], truth["c"][post["c"]["item_3pl"].values].to_numpy(), "item_3pl"), 3)
     if "cutpoints" in post:
         row["cover_cutpoints"] = round(coverage(post["cutpoints"], truth["cutpoints"].to_numpy(), "cutpoint"), 3)
+    if "precision" in post:
+        row["cover_bounded_cut"] = coverage(post["bounded_cutpoints"].sel(bounded_cutpoint=["one"]), truth["bounded_cutpoints"][["one"]].to_numpy(),
+                                            "bounded_cutpoint")
+        row["cover_precision"] = coverage(post["precision"].expand_dims(one=[0]), np.array([truth["precision"]]), "one")
     return row
 
 
@@ -59,8 +64,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--shape", type=int, nargs=4, default=(150, 60, 40, 30), metavar=("SYSTEMS", "BINARY", "GUESSING", "GRADED"))
     parser.add_argument("--grades", type=int, default=10)
+    parser.add_argument("--bounded", type=int, default=0, help="items with bounded scores in [0, 1]")
     args = parser.parse_args()
-    rows = [one_seed(tuple(args.shape), args.grades, seed) for seed in range(args.seeds)]
+    rows = [one_seed(tuple(args.shape), args.grades, seed, args.bounded) for seed in range(args.seeds)]
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     print(table.drop(columns=["seed", "converged"]).mean().round(3).to_string())

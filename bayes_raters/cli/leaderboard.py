@@ -15,23 +15,24 @@ def add_parser(commands, command) -> None:
     """The ``leaderboard`` sub-command (``command`` builds a sub-parser with the shared formatter)."""
     leaderboard = command(
         commands, "leaderboard", "IRT over a leaderboard: system abilities and ranks, item difficulty and discrimination",
-        "ANSWERS.csv: one row per answer of a system to a benchmark item, correct 0/1 or a whole grade (a skipped item "
+        "ANSWERS.csv: one row per answer of a system to a benchmark item, correct 0/1, a whole grade or a score in [0, 1] (a skipped item "
         "is an absent row). Fits the hierarchical 2PL (or --model 1pl) with a blocked sampler that scales to hundreds "
         "of systems and tens of thousands of items, and prints the system table (ability, rank interval, P(rank 1)) and "
         "the item table (difficulty b, discrimination a, flags for items that rank systems backwards or not at all). "
-        "A mixed suite (graded items, or multiple-choice items named 3pl in --item-types) ranks the systems on one ability.",
+        "A mixed suite (graded items, bounded scores in [0, 1], or multiple-choice items named 3pl in --item-types) ranks the "
+        "systems on one ability.",
     )
     leaderboard.add_argument("answers", help="CSV of answers in long format")
     columns = leaderboard.add_argument_group("columns of the answers file")
     columns.add_argument("--respondent-column", default="respondent", metavar="NAME", help="system id")
     columns.add_argument("--item-column", default="item", metavar="NAME", help="benchmark item id")
-    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="0/1 answer (or a whole grade on graded items)")
+    columns.add_argument("--correct-column", default="correct", metavar="NAME", help="0/1 answer (a whole grade on graded items, a score in [0, 1] on bounded)")
     file_options(leaderboard)
     model = leaderboard.add_argument_group("model")
     model.add_argument("--model", choices=["2pl", "1pl"], default="2pl", help="one discrimination per item (2pl) or one for all")
     model.add_argument("--item-types", metavar="FILE", default=None,
-                       help="CSV with columns item, type (2pl, 3pl or graded): a mixed leaderboard (items not named take what "
-                            "their answers reveal: 0/1 the 2PL, whole grades the graded model)")
+                       help="CSV with columns item, type (2pl, 3pl, graded or bounded): a mixed leaderboard (items not named take "
+                            "what their answers reveal: 0/1 the 2PL, whole grades the graded model, scores in [0, 1] the bounded)")
     model.add_argument("--options", type=int, metavar="N", default=4, help="options of the 3PL items (guessing prior 1/N)")
     model.add_argument("--ci", type=float, default=0.9, metavar="P", help="credible interval probability")
     model.add_argument("--draws", type=int, metavar="N", default=None,

@@ -17,7 +17,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import sampler_block
 from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
-from bayes_raters.leaderboard.mixed import is_mixed, mixed_answers, mixed_posterior
+from bayes_raters.leaderboard.mixed import TYPE_VARIABLES, is_mixed, mixed_answers, mixed_posterior, type_variables
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain, theta_updates
@@ -74,6 +74,7 @@ def fit_leaderboard(
     draws: int | None = None,
     tune: int = 200,
     chains: int = 2,
+    cores: int | None = None,
     random_seed: int | np.random.Generator | None = None,
     progressbar: bool | None = None,
 ) -> LeaderboardResult:
@@ -125,6 +126,8 @@ def fit_leaderboard(
     for label, value, least in (("draws", AUTO_DRAWS if draws is None else draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if int(value) != value or value < least:
             raise InvalidInputError(f"{label} must be a whole number >= {least}, got {value!r}.")
+    if cores is not None and (int(cores) != cores or cores < 1):
+        raise InvalidInputError(f"cores must be a whole number >= 1 or None, got {cores!r}.")
     draws, tune, chains = (None if draws is None else int(draws)), int(tune), int(chains)
     typed, types = (), None
     if is_mixed(data, score, item_types):
@@ -137,12 +140,12 @@ def fit_leaderboard(
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()
     checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
-    checked += [{"3pl": "c", "graded": "cutpoints"}[block.kind.name] for block in typed]
+    checked += [name for block in typed for name in TYPE_VARIABLES[block.kind.name]]
     blocks: list[list[dict]] = [[] for _ in runs]
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
     while True:
-        runs, outs = advance_chains(runs, tune, block, name=name, show=show)
+        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores)
         tune = 0
         for chain_blocks, out in zip(blocks, outs):
             chain_blocks.append(out)
@@ -167,8 +170,8 @@ def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str, typed: 
     """The DataTree of a fit: posterior, sample_stats, log_likelihood (``item_answers``: each
     item's answers, the LOO unit), observed_data (``correct`` per answer) and constant_data (the
     system and item of every answer, as positions in the ``system`` and ``item`` coords). A mixed
-    leaderboard (``typed``) adds ``c`` (dim ``item_3pl``), the graded scale's ``cutpoints`` (dim
-    ``cutpoint``), the items' ``item_type`` and ``correct`` as the score scaled to [0, 1]."""
+    leaderboard (``typed``) adds each type's variables (:func:`~bayes_raters.leaderboard.mixed.type_variables`),
+    the items' ``item_type`` and ``correct`` as the score scaled to [0, 1]."""
     stack = {key: np.stack([out[key] for out in outputs]) for key in outputs[0]}
     if typed:
         stack |= mixed_posterior(stack, types, typed, np.flatnonzero(types.to_numpy() == "2pl"))
@@ -183,14 +186,10 @@ def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str, typed: 
     else:
         posterior["a_common"] = (sample, stack["a_common"])
     posterior |= {key: (sample, stack[key]) for key in ("b_mean", "b_sigma")}
-    for block in typed:
-        dim = f"item_{block.kind.name}"
-        coords[dim] = data.items.to_numpy()[block.positions]
-        if block.kind.name == "3pl":
-            posterior["c"] = (sample + (dim,), stack["c"].astype(ITEM_DTYPE))
-        else:
-            coords["cutpoint"] = np.arange(1, block.kind.n_categories)
-            posterior["cutpoints"] = (sample + ("cutpoint",), stack["cutpoints"])
+    if typed:
+        variables, type_coords = type_variables(stack, typed, data.items.to_numpy())
+        posterior |= variables
+        coords |= type_coords
     stats = {key: (sample, stack[key]) for key in ("lp", "accept_theta", "accept_items", "accept_scale")}
     stats |= {f"accept_{block.kind.name}": (sample, stack[f"accept_typed{i}"]) for i, block in enumerate(typed)}
     answer = {"answer": np.arange(len(data.table))}

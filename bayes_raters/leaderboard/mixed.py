@@ -26,8 +26,9 @@ ITEM_TYPES = ("2pl",) + RESPONSE_TYPES
 
 
 def item_type_table(table: pd.DataFrame, item_types: Mapping | pd.Series | None) -> pd.Series:
-    """Each item's type: as declared in ``item_types`` (item -> ``"2pl"``, ``"3pl"`` or ``"graded"``), else what
-    its answers reveal: ``"2pl"`` when every answer is 0 or 1, ``"graded"`` when they are whole numbers."""
+    """Each item's type: as declared in ``item_types`` (item -> ``"2pl"``, ``"3pl"``, ``"graded"`` or
+    ``"bounded"``), else what its answers reveal: ``"2pl"`` when every answer is 0 or 1, ``"graded"`` when they
+    are whole numbers, ``"bounded"`` when they lie in [0, 1]."""
     declared = pd.Series(dict(item_types or {}), dtype=object).astype(str).str.lower()
     unknown = sorted(set(declared) - set(ITEM_TYPES))
     if unknown:
@@ -38,14 +39,19 @@ def item_type_table(table: pd.DataFrame, item_types: Mapping | pd.Series | None)
     values = table.groupby("item", sort=False)["score"]
     binary = values.apply(lambda v: bool(np.isin(v, (0.0, 1.0)).all()))
     whole = values.apply(lambda v: bool((v == np.round(v)).all()))
-    revealed = pd.Series(np.where(binary, "2pl", np.where(whole, "graded", "")), index=binary.index)
+    unit = values.apply(lambda v: bool(((v >= 0) & (v <= 1)).all()))
+    revealed = pd.Series(np.where(binary, "2pl", np.where(whole, "graded", np.where(unit, "bounded", ""))), index=binary.index)
     types = declared.reindex(revealed.index).fillna(revealed)
-    bad = types.index[(types == "") | ((types != "graded") & ~binary)]
-    if len(bad):
-        raise InvalidInputError(
-            f"items {list(bad[:5])} have scores that are neither 0/1 nor whole grades (e.g. "
-            f"{table.loc[table['item'].isin(bad[:1]), 'score'].head(3).tolist()}); bounded [0, 1] scores are not a "
-            "leaderboard response type yet: round them to grades or threshold them to 0/1.")
+    fits = {"": binary & False, "2pl": binary, "3pl": binary, "graded": whole, "bounded": unit}
+    for name, what in (("", "neither 0/1, whole grades nor scores in [0, 1]"), ("2pl", "not 0/1"), ("3pl", "not 0/1"),
+                       ("graded", "not whole grades"), ("bounded", "outside [0, 1]")):
+        bad = types.index[(types == name) & ~fits[name]]
+        if len(bad):
+            example = table.loc[table["item"].isin(bad[:1]), "score"].head(3).tolist()
+            raise InvalidInputError(
+                f"items {list(bad[:5])}{' (declared ' + repr(name) + ')' if name else ''} have scores {what} (e.g. {example}); "
+                "a leaderboard takes 0/1 answers, whole grades or bounded scores in [0, 1]: rescale a metric to [0, 1] "
+                "(divide by its maximum), round it to grades or threshold it to 0/1.")
     return types
 
 
@@ -67,15 +73,19 @@ def mixed_answers(data: pd.DataFrame, item_types=None, *, options: int = 4, resp
     levels = np.unique(table.loc[np.isin(kind_of[item_index], "graded"), "score"])
     if (kind_of == "graded").any() and len(levels) < 3:
         raise InvalidInputError(f"graded items need three grades or more; found {levels.tolist()} (two grades: declare the items '2pl').")
-    category = np.where(kind_of[item_index] == "graded", np.searchsorted(levels, table["score"]), table["score"]).astype(np.int8)
+    value, row_kind = table["score"].to_numpy(dtype=float), kind_of[item_index]
+    category = np.select([row_kind == "graded", row_kind == "bounded"], [np.searchsorted(levels, value), bounded_category(value)],
+                         value).astype(np.int8)
     blocks, binary = [], np.flatnonzero(kind_of == "2pl")
     for name in RESPONSE_TYPES:
         positions = np.flatnonzero(kind_of == name)
         if len(positions):
             kind = response_type(name, options=options, n_categories=max(len(levels), 3))
-            blocks.append(TypedAnswers(kind, _matrix(category, system_index, item_index, positions, len(systems)).T.copy(), positions))
+            answers_t = _matrix(category, system_index, item_index, positions, len(systems)).T.copy()
+            logs_t = _bounded_logs(value, system_index, item_index, positions, len(systems)) if name == "bounded" else None
+            blocks.append(TypedAnswers(kind, answers_t, positions, logs_t))
     matrix = _matrix(category, system_index, item_index, binary, len(systems))
-    scaled = np.where(kind_of[item_index] == "graded", category / max(len(levels) - 1, 1), category).astype(float)
+    scaled = np.where(row_kind == "graded", category / max(len(levels) - 1, 1), value).astype(float)
     long = pd.DataFrame({"respondent": table["respondent"].to_numpy(), "item": table["item"].to_numpy(), "correct": scaled})
     data_out = AnswerMatrix(matrix, np.ascontiguousarray(matrix.T), pd.Index(systems, name="system"), pd.Index(items, name="item"),
                             long, system_index.astype(np.int64), item_index.astype(np.int64))
@@ -94,27 +104,50 @@ def is_mixed(data: pd.DataFrame, score: str, item_types) -> bool:
 
 def mixed_posterior(outputs_stack: dict, types: pd.Series, blocks: tuple, binary: np.ndarray) -> dict:
     """Every item's ``a``, ``b`` and log-likelihood in the item order (chain, draw, item) from the sampler's
-    per-type arrays, the 3PL's guessing chance ``c`` and the graded items' ``cutpoints``."""
+    per-type arrays."""
     n_chains, n_draws = outputs_stack["theta"].shape[:2]
     full = {name: np.empty((n_chains, n_draws, len(types))) for name in ("a", "b", "item_loglik")}
     for name in full:
         full[name][..., binary] = outputs_stack[name]
-    extras = {}
     for i, block in enumerate(blocks):
         for name, key in (("a", "a"), ("b", "b"), ("item_loglik", "loglik")):
             full[name][..., block.positions] = outputs_stack[f"typed{i}_{key}"]
-        extra = outputs_stack[f"typed{i}_extra"]
+    return full
+
+
+#: The posterior variables each response type adds (besides its items' ``a`` and ``b``).
+TYPE_VARIABLES = {"3pl": ("c",), "graded": ("cutpoints",), "bounded": ("bounded_cutpoints", "precision")}
+#: The bounded type's two cutpoints: below the first an exact 0, above the second an exact 1.
+BOUNDED_CUTPOINTS = ("zero", "one")
+
+
+def type_variables(outputs_stack: dict, blocks: tuple, items: np.ndarray) -> tuple[dict, dict]:
+    """The response types' own posterior variables as ``{name: (dims, values)}`` and their coords: the 3PL's
+    guessing chance ``c`` (dim ``item_3pl``), the graded scale's ``cutpoints`` (dim ``cutpoint``), the bounded
+    scores' ``bounded_cutpoints`` (dim ``bounded_cutpoint``) and ``precision``; each type's items as a coord
+    ``item_<type>``."""
+    sample, out, coords = ("chain", "draw"), {}, {}
+    for i, block in enumerate(blocks):
+        coords[f"item_{block.kind.name}"] = items[block.positions]
+        extra = outputs_stack[f"typed{i}_extra"]  # (chain, draw, items or 1, m)
         if block.kind.name == "3pl":
-            extras["c"] = 1 / (1 + np.exp(-extra[..., 0]))
+            out["c"] = (sample + ("item_3pl",), 1 / (1 + np.exp(-extra[..., 0])))
+        elif block.kind.name == "graded":
+            kappa, _ = cutpoints(extra.reshape(-1, extra.shape[-1]))
+            coords["cutpoint"] = np.arange(1, block.kind.n_categories)
+            out["cutpoints"] = (sample + ("cutpoint",), kappa.reshape(extra.shape[:2] + (kappa.shape[-1],)))
         else:
-            kappa, _ = cutpoints(extra.reshape(-1, extra.shape[-1]))  # the shared scale: extra is (chain, draw, 1, m)
-            extras["cutpoints"] = kappa.reshape(extra.shape[:2] + (kappa.shape[-1],))
-    return full | extras
+            kappa, _ = cutpoints(extra[..., 0, :1].reshape(-1, 1))
+            coords["bounded_cutpoint"] = np.array(BOUNDED_CUTPOINTS)
+            out["bounded_cutpoints"] = (sample + ("bounded_cutpoint",), kappa.reshape(extra.shape[:2] + (2,)))
+            out["precision"] = (sample, np.exp(extra[..., 0, 1]))
+    return out, coords
 
 
 def mixed_predictive(tree, draws, rng: np.random.Generator):
     """Replicated answers of a mixed fit for ``draws`` (a posterior subset): per answer a 0/1 draw for the 2PL
-    and 3PL items, a grade position scaled to [0, 1] for the graded items (the scale of ``observed_data``)."""
+    and 3PL items, a grade position scaled to [0, 1] for the graded items, a score in [0, 1] for the bounded items
+    (the scale of ``observed_data``)."""
     const = tree["constant_data"]
     s, j = const["system_index"].values, const["item_index"].values
     kind = const["item_type"].values[j]
@@ -133,13 +166,28 @@ def mixed_predictive(tree, draws, rng: np.random.Generator):
                 p = np.where(kind == "3pl", guess + (1 - guess) * p, p)
             value = (rng.random(len(s)) < p).astype(float)
             if "cutpoints" in draws:
-                kappa = draws["cutpoints"].transpose(*grid, ...).values[c, d]
-                above = special.expit(eta[:, None] - kappa[None])
-                grade = (rng.random((len(s), 1)) < above).sum(1) / len(kappa)
+                grade = _ordered_draw(eta, draws["cutpoints"].transpose(*grid, ...).values[c, d], rng) / draws.sizes["cutpoint"]
                 value = np.where(kind == "graded", grade, value)
+            if "precision" in draws:
+                score = _bounded_draw(eta, draws["bounded_cutpoints"].transpose(*grid, ...).values[c, d],
+                                      float(draws["precision"].transpose(*grid).values[c, d]), rng)
+                value = np.where(kind == "bounded", score, value)
             out[c, d] = value
     coords = {"chain": draws["chain"].values, "draw": draws["draw"].values, "answer": np.arange(len(s))}
     return xr.Dataset({"correct": (("chain", "draw", "answer"), out)}, coords=coords)
+
+
+def _ordered_draw(eta: np.ndarray, kappa: np.ndarray, rng) -> np.ndarray:
+    """A category per answer from the ordered logistic with cutpoints ``kappa``: the number of cutpoints passed."""
+    return (rng.random((len(eta), 1)) < special.expit(eta[:, None] - kappa[None])).sum(1)
+
+
+def _bounded_draw(eta: np.ndarray, kappa: np.ndarray, precision: float, rng) -> np.ndarray:
+    """A bounded score per answer from the ordered beta: 0, a Beta(mu phi, (1 - mu) phi) value, or 1."""
+    category = _ordered_draw(eta, kappa, rng)
+    mu = special.expit(eta)
+    between = rng.beta(np.maximum(mu * precision, 1e-300), np.maximum((1 - mu) * precision, 1e-300))
+    return np.select([category == 0, category == 2], [0.0, 1.0], between)
 
 
 def local_positions(positions: np.ndarray, n_items: int) -> np.ndarray:
@@ -147,6 +195,21 @@ def local_positions(positions: np.ndarray, n_items: int) -> np.ndarray:
     where = np.full(n_items, -1)
     where[positions] = np.arange(len(positions))
     return where
+
+
+def bounded_category(value: np.ndarray) -> np.ndarray:
+    """The ordered beta's category of bounded scores: 0 (exactly 0), 1 (between), 2 (exactly 1)."""
+    return np.where(value <= 0, 0, np.where(value >= 1, 2, 1))
+
+
+def _bounded_logs(value, system_index, item_index, columns, n_systems) -> np.ndarray:
+    """(2, items, systems): log v and log(1 - v) of the scores strictly between 0 and 1, 0 elsewhere."""
+    out = np.zeros((2, len(columns), n_systems))
+    where = local_positions(columns, item_index.max() + 1)
+    keep = (where[item_index] >= 0) & (value > 0) & (value < 1)
+    out[0, where[item_index[keep]], system_index[keep]] = np.log(value[keep])
+    out[1, where[item_index[keep]], system_index[keep]] = np.log1p(-value[keep])
+    return out
 
 
 def _matrix(category, system_index, item_index, columns, n_systems) -> np.ndarray:
@@ -162,17 +225,20 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
                       score: str = "correct") -> pm.Model:
     """The mixed leaderboard in PyMC, without sampling: the 2PL's population (``theta``, ``b``, ``log_a``
     and hyperparameters, :func:`~bayes_raters.leaderboard.model.build_leaderboard_model`) over every item, the
-    3PL items' ``extra_3pl`` (logit guessing chance, dim ``item_3pl``) and the graded scale's ``extra_graded``
-    (log cutpoint spacings, dim ``spacing``), with ``c`` and ``cutpoints`` as deterministics (the names of
-    :func:`~bayes_raters.leaderboard.fit_leaderboard`'s posterior), and one observed variable per type (:mod:`bayes_raters.leaderboard.responses` states the
+    3PL items' ``extra_3pl`` (logit guessing chance, dim ``item_3pl``), the graded scale's ``extra_graded``
+    (log cutpoint spacings, dim ``spacing``) and the bounded scores' ``extra_bounded`` (log spacing and log
+    precision, dim ``bounded_parameter``), with ``c``, ``cutpoints``, ``bounded_cutpoints`` and ``precision`` as
+    deterministics (the names of :func:`~bayes_raters.leaderboard.fit_leaderboard`'s posterior), and one observed
+    variable per type (two for bounded scores: the category and the value between) (:mod:`bayes_raters.leaderboard.responses` states the
     likelihoods). NUTS on it suits a few thousand answers; the blocked sampler is checked against it.
 
     Parameters
     ----------
     data : pandas.DataFrame
-        Long answers, one row per (system, item): 0/1, or whole grades on graded items.
+        Long answers, one row per (system, item): 0/1, whole grades on graded items, scores in [0, 1] on
+        bounded items.
     item_types : mapping or pandas.Series, optional
-        Item -> ``"2pl"``, ``"3pl"`` or ``"graded"`` (items left out: what their answers reveal).
+        Item -> ``"2pl"``, ``"3pl"``, ``"graded"`` or ``"bounded"`` (items left out: what their answers reveal).
     options : int
         The 3PL items' number of options (their guessing prior is centred on 1 / ``options``).
     respondent, item, score : str
@@ -193,7 +259,7 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
     """
     matrix, blocks, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     s, j = matrix.system_index, matrix.item_index
-    category = np.full(len(s), -1)
+    category, value = np.full(len(s), -1), matrix.table["correct"].to_numpy(dtype=float)
     for block in blocks:
         where = local_positions(block.positions, len(types))
         rows = where[j] >= 0
@@ -214,21 +280,42 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
             pm.Bernoulli("y_2pl", logit_p=eta[rows], observed=matrix.table["correct"].to_numpy()[rows])
         for block in blocks:
             rows = kind == block.kind.name
-            local = local_positions(block.positions, len(types))[j[rows]]
             model.add_coord(f"item_{block.kind.name}", list(matrix.items[block.positions]))
-            extra_dims = (f"item_{block.kind.name}",) if block.kind.name == "3pl" else ("spacing",)
-            if block.kind.name == "graded":
-                model.add_coord("spacing", np.arange(block.kind.n_extra))
-            shape_extra = pm.Normal(f"extra_{block.kind.name}", block.kind.prior_mean, block.kind.prior_sd, dims=extra_dims)
-            if block.kind.name == "3pl":
-                c = pm.Deterministic("c", pm.math.sigmoid(shape_extra), dims=extra_dims)[local]
-                p = c + (1 - c) * pm.math.sigmoid(eta[rows])
-                pm.Bernoulli("y_3pl", p=p, observed=category[rows])
-            else:
-                tau = pm.math.concatenate([pm.math.zeros(1), pm.math.cumsum(pm.math.exp(shape_extra))])
-                model.add_coord("cutpoint", np.arange(1, block.kind.n_categories))
-                kappa = pm.Deterministic("cutpoints", tau - tau.mean(), dims="cutpoint")
-                pm.OrderedLogistic("y_graded", eta=eta[rows], cutpoints=kappa, observed=category[rows], compute_p=False)
+            local = local_positions(block.positions, len(types))[j[rows]]
+            _TYPE_LIKELIHOODS[block.kind.name](model, block.kind, eta[rows], local, category[rows], value[rows])
     return model
 
 
+
+
+def _three_pl_likelihood(model: pm.Model, kind, eta, local, category, value) -> None:
+    extra = pm.Normal("extra_3pl", kind.prior_mean, kind.prior_sd, dims="item_3pl")
+    c = pm.Deterministic("c", pm.math.sigmoid(extra), dims="item_3pl")[local]
+    pm.Bernoulli("y_3pl", p=c + (1 - c) * pm.math.sigmoid(eta), observed=category)
+
+
+def _graded_likelihood(model: pm.Model, kind, eta, local, category, value) -> None:
+    model.add_coord("spacing", np.arange(kind.n_extra))
+    model.add_coord("cutpoint", np.arange(1, kind.n_categories))
+    extra = pm.Normal("extra_graded", kind.prior_mean, kind.prior_sd, dims="spacing")
+    tau = pm.math.concatenate([pm.math.zeros(1), pm.math.cumsum(pm.math.exp(extra))])
+    kappa = pm.Deterministic("cutpoints", tau - tau.mean(), dims="cutpoint")
+    pm.OrderedLogistic("y_graded", eta=eta, cutpoints=kappa, observed=category, compute_p=False)
+
+
+def _bounded_likelihood(model: pm.Model, kind, eta, local, category, value) -> None:
+    """The ordered beta: the category (0, between, 1) by the ordered logistic with cutpoints -+ e^u / 2, the
+    value between by Beta(mu phi, (1 - mu) phi), mu = logistic(eta)."""
+    model.add_coord("bounded_parameter", ["log_spacing", "log_precision"])
+    model.add_coord("bounded_cutpoint", list(BOUNDED_CUTPOINTS))
+    extra = pm.Normal("extra_bounded", kind.prior_mean, kind.prior_sd, dims="bounded_parameter")
+    half = pm.math.exp(extra[0]) / 2
+    kappa = pm.Deterministic("bounded_cutpoints", pm.math.stack([-half, half]), dims="bounded_cutpoint")
+    phi = pm.Deterministic("precision", pm.math.exp(extra[1]))
+    pm.OrderedLogistic("y_bounded", eta=eta, cutpoints=kappa, observed=category, compute_p=False)
+    between = category == 1
+    mu = pm.math.sigmoid(eta[between])
+    pm.Beta("y_bounded_value", alpha=mu * phi, beta=(1 - mu) * phi, observed=value[between])
+
+
+_TYPE_LIKELIHOODS = {"3pl": _three_pl_likelihood, "graded": _graded_likelihood, "bounded": _bounded_likelihood}

@@ -14,7 +14,15 @@ ranks the systems on one scale; each type adds its own item parameters :math:`e_
   (:data:`SPACING_SD`). The cutpoints are **shared** by the graded items (Muraki's rating-scale form of the
   GRM: one grading scale, each item its own slope and location), so they rest on every graded answer; with
   a set of cutpoints per item, ten grades and 120 systems, their bulk ESS was 27-280 in 1,000 draws
-  (``models/leaderboards.md``). With :math:`K = 2` it is the 2PL.
+  (``models/leaderboards.md``). With :math:`K = 2` it is the 2PL;
+* ``"bounded"``: a score in [0, 1] with exact zeros and ones (ROUGE, BLEU, a pass rate), the ordered beta model: two
+  centred cutpoints :math:`\kappa_{1,2} = \mp e^{u}/2` split the answer into 0, a value between, and 1 as the
+  graded model with three categories does (:math:`P(0) = 1 - \sigma(\eta - \kappa_1)`, :math:`P(1) =
+  \sigma(\eta - \kappa_2)`), and a value between has the density :math:`\operatorname{Beta}(\mu\phi,
+  (1 - \mu)\phi)` with mean :math:`\mu = \sigma(\eta)` and precision :math:`\phi`; :math:`e = (u, \log\phi)`,
+  shared by the bounded items (one metric's scale), :math:`u \sim N(1.5, 1)` (at :math:`\eta = 0` a 10% chance
+  of an exact 0 and of an exact 1 at the prior median) and :math:`\log\phi \sim N(2, 1.5)`
+  (:data:`BOUNDED_PRIOR`). Its passes are :mod:`bayes_raters.leaderboard.bounded_kernel`'s.
 
 The cutpoints and the guessing chance live on the :math:`\eta` scale, so the sampler's shift and scale moves,
 which leave :math:`\eta` unchanged, leave them unchanged too.
@@ -42,30 +50,39 @@ SPACING_SD = 1.0
 #: 90% interval) had a bulk ESS of 106 in 2,000 draws with four updates and 1,015 with eight
 #: (``models/leaderboards.md``, which gives the cost of a 3PL pass).
 THREE_PL_UPDATES = 8
+#: Prior means and SDs of the bounded type's log cutpoint spacing u and log precision log phi.
+BOUNDED_PRIOR = ((1.5, 2.0), (1.0, 1.5))
 #: The response types beside the binary 2PL.
-RESPONSE_TYPES = ("3pl", "graded")
+RESPONSE_TYPES = ("3pl", "graded", "bounded")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ResponseType:
     """One response type: its ``name``, its number of categories ``n_categories`` and of extra
     parameters ``n_extra``, the prior mean and SD of those parameters, and whether they are ``shared``
     by the type's items (one vector, the graded scale's) or each item's own (the 3PL's guessing), and the
-    item ``updates`` a sweep of :func:`~bayes_raters.leaderboard.typed.update_typed_items`."""
+    item ``updates`` a sweep of :func:`~bayes_raters.leaderboard.typed.update_typed_items`. The prior mean and
+    SD are stored as arrays (one value, or one per extra parameter)."""
 
     name: str
     n_categories: int
     n_extra: int
-    prior_mean: float
-    prior_sd: float
+    prior_mean: np.ndarray
+    prior_sd: np.ndarray
     shared: bool = False
     updates: int = 4
+
+    def __post_init__(self):
+        object.__setattr__(self, "prior_mean", np.asarray(self.prior_mean, dtype=float))
+        object.__setattr__(self, "prior_sd", np.asarray(self.prior_sd, dtype=float))
 
     def probabilities(self, eta: np.ndarray, extra: np.ndarray, with_extra: bool = True) -> tuple:
         """``(p, dp/deta, dp/de)`` with shapes ``(K,) + eta.shape`` and ``(K, m) + eta.shape``;
         ``extra`` is (items, m) and ``eta`` (items, systems); ``dp/de`` is None unless ``with_extra``."""
         if self.name == "3pl":
             return _three_pl(eta, extra[:, 0])
+        if self.name == "bounded":
+            raise NotImplementedError("the bounded type is continuous: bayes_raters.leaderboard.bounded_kernel has its passes")
         return _graded(eta, extra, with_extra)
 
     def start_extra(self, n_items: int) -> np.ndarray:
@@ -75,9 +92,11 @@ class ResponseType:
 
 def response_type(name: str, *, options: int = 4, n_categories: int = 2) -> ResponseType:
     """The :class:`ResponseType` ``name`` (:data:`RESPONSE_TYPES`): the 3PL's prior centred on
-    1 / ``options``, the graded model with ``n_categories`` categories."""
+    1 / ``options``, the graded model with ``n_categories`` categories, the bounded (ordered beta) model."""
     if name == "3pl":
         return ResponseType("3pl", 2, 1, float(special.logit(1.0 / options)), GUESS_SD, updates=THREE_PL_UPDATES)
+    if name == "bounded":
+        return ResponseType("bounded", 3, 2, *BOUNDED_PRIOR, shared=True)
     return ResponseType("graded", n_categories, n_categories - 2, 0.0, SPACING_SD, shared=True)
 
 

@@ -47,6 +47,7 @@ from bayes_raters.leaderboard.typed import (
     typed_log_prior,
     update_shared_extra,
     update_typed_items,
+    upper_half,
 )
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
@@ -234,7 +235,9 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts, typed: tuple = (
     ``typed``, move too, their sums from :func:`~bayes_raters.leaderboard.typed.slope_sums`). The
     centred draw alone mixed slowly where the data say little about each slope: bulk ESS of
     :math:`\sigma_{\log a}` 100-140 in 1,000 draws on 100 x 2,000, and the strongly shrunk steep
-    items with it."""
+    items with it. A mixed leaderboard skips the step in the first half of the warmup: while the typed
+    items still climb from their start, shrinking every slope at once raised their likelihood and
+    :math:`\sigma_{\log a}` fell to 0.002 within 40 sweeps (150 systems x 190 items with bounded scores)."""
     scale2 = LOG_A_SIGMA_SCALE**2
     n_binary = len(state.b)
     g, info = parts if parts is not None else (np.zeros((0, 2)), np.zeros((0, 3)))
@@ -305,7 +308,7 @@ def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tup
     shift_move(state, rng)
     scale_move(state, rng, two_pl)
     update_hyperparameters(state, rng, two_pl)
-    if two_pl and interweaves(*shape):
+    if two_pl and interweaves(*shape) and not (warming and typed):  # mixed: not while typed items climb (interweave's docstring)
         interweave_log_a_sigma(answers_t, state, rng, parts, typed)
 
 
@@ -323,9 +326,9 @@ def log_prior(state: State, two_pl: bool, typed: tuple = ()) -> float:
 
 def start_mixed(answers: np.ndarray, typed: tuple, rng) -> State:
     """:func:`~bayes_raters.leaderboard.state.start_state` for a mixed leaderboard: the start reads each typed
-    answer as right when it lies in the upper half of its categories; the typed items take their share of the
-    difficulties and the common starting slope (:func:`~bayes_raters.leaderboard.typed.start_typed`)."""
-    halves = [np.where(block.answers_t < 0, -1, 2 * block.answers_t >= block.kind.n_categories - 1).T for block in typed]
+    answer as right when it lies in the upper half of its scale (:func:`~bayes_raters.leaderboard.typed.upper_half`); the
+    typed items take their share of the difficulties and the common starting slope (:func:`~bayes_raters.leaderboard.typed.start_typed`)."""
+    halves = [upper_half(block).T for block in typed]
     state = start_state(np.concatenate([answers] + halves, axis=1).astype(np.int8), rng)
     n_binary, log_a, b = answers.shape[1], state.log_a, state.b
     state.log_a, state.b = log_a[:n_binary], b[:n_binary]

@@ -125,11 +125,13 @@ def plant_item_errors(answers: pd.DataFrame, *, miskeyed: float = 0.05, random_i
 
 
 def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n_graded: int, *, grades: int = 10,
-                               missing: float = 0.05, random_seed=None) -> tuple[pd.DataFrame, dict]:
+                               n_bounded: int = 0, missing: float = 0.05, random_seed=None) -> tuple[pd.DataFrame, dict]:
     r"""A benchmark suite of mixed response types on one ability per system: ``n_binary`` 0/1 items
     (2PL), ``n_guessing`` multiple-choice items (3PL, guessing chance drawn U(0.15, 0.35), not the
-    model's logit-normal prior) and ``n_graded`` items graded 1..``grades`` (the graded model, its shared
-    cutpoints with spacings drawn U(0.4, 1.6), not its log-normal prior). Abilities, difficulties and
+    model's logit-normal prior), ``n_graded`` items graded 1..``grades`` (the graded model, its shared
+    cutpoints with spacings drawn U(0.4, 1.6), not its log-normal prior) and ``n_bounded`` items scored in
+    [0, 1] (the ordered beta, its cutpoints' spacing drawn U(3, 6) and its precision U(5, 30), not its
+    log-normal priors). Abilities, difficulties and
     slopes are drawn as in :func:`simulate_leaderboard` (skewed abilities, a two-cluster difficulty
     mixture, LogNormal(0, 0.4) slopes), answers left out at random with probability ``missing``.
 
@@ -138,9 +140,11 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     n_systems : int
         Systems (two or more).
     n_binary, n_guessing, n_graded : int
-        Items of each type (0/1, 3PL, graded), two or more in all.
+        Items of each type (0/1, 3PL, graded), two or more in all (with ``n_bounded``).
     grades : int
         Grades of the graded items (3 or more), 1..``grades``.
+    n_bounded : int
+        Items with bounded scores in [0, 1] (exact zeros and ones among them).
     missing : float
         Share of (system, item) answers left out at random.
     random_seed : int, numpy.random.Generator or None
@@ -150,8 +154,8 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     -------
     (pandas.DataFrame, dict)
         Long answers ``respondent, item, correct`` (the grade for graded items) and the truth:
-        ``theta``, ``a``, ``b``, ``c`` (3PL items), ``cutpoints`` (the graded scale's, centred)
-        and ``item_type``.
+        ``theta``, ``a``, ``b``, ``c`` (3PL items), ``cutpoints`` (the graded scale's, centred),
+        ``item_type`` and, with bounded items, ``bounded_cutpoints`` and ``precision``.
 
     Examples
     --------
@@ -160,15 +164,16 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     >>> truth["item_type"].value_counts().to_dict(), int(answers["correct"].max())
     ({'2pl': 5, '3pl': 5, 'graded': 5}, 10)
     """
-    if n_systems < 2 or min(n_binary, n_guessing, n_graded) < 0 or n_binary + n_guessing + n_graded < 2 or grades < 3:
+    counts = (n_binary, n_guessing, n_graded, n_bounded)
+    if n_systems < 2 or min(counts) < 0 or sum(counts) < 2 or grades < 3:
         raise InvalidInputError("a mixed leaderboard needs two systems, two items (counts >= 0) and grades >= 3.")
     rng = seeded_rng(random_seed)
-    n_items = n_binary + n_guessing + n_graded
+    n_items = sum(counts)
     theta = (rng.gamma(2.0, 1.0, n_systems) - 2.0) / np.sqrt(2.0)
     hard = rng.random(n_items) < HARD_ITEMS[0]
     b = np.where(hard, rng.normal(*HARD_ITEMS[1:], n_items), rng.normal(*OTHER_ITEMS[1:], n_items))
     a = rng.lognormal(0.0, 0.4, n_items)
-    kind = np.repeat(["2pl", "3pl", "graded"], [n_binary, n_guessing, n_graded])
+    kind = np.repeat(["2pl", "3pl", "graded", "bounded"], counts)
     c = rng.uniform(0.15, 0.35, n_guessing)
     tau = np.concatenate([[0.0], np.cumsum(rng.uniform(0.4, 1.6, grades - 2))])
     kappa = tau - tau.mean()
@@ -178,6 +183,11 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     score = (rng.random(p.shape) < p).astype(float)
     above = special.expit(eta[:, kind == "graded", None] - kappa)  # P(grade > k), systems x items x cutpoints
     score[:, kind == "graded"] = 1 + (rng.random(above.shape[:2])[..., None] < above).sum(2)
+    bounded = {}
+    if n_bounded:  # drawn only here, so suites without bounded items keep their draws
+        half, precision = rng.uniform(1.5, 3.0), rng.uniform(5.0, 30.0)
+        score[:, kind == "bounded"] = _ordered_beta(eta[:, kind == "bounded"], half, precision, rng)
+        bounded = {"bounded_cutpoints": pd.Series([-half, half], ["zero", "one"]), "precision": precision}
     keep = rng.random(p.shape) >= missing
     s, j = np.nonzero(keep)
     systems = np.array([f"sys{i:04d}" for i in range(n_systems)])
@@ -185,5 +195,14 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     table = pd.DataFrame({"respondent": systems[s], "item": items[j], "correct": score[s, j]})
     truth = {"theta": pd.Series(theta, systems), "a": pd.Series(a, items), "b": pd.Series(b, items),
              "c": pd.Series(c, items[kind == "3pl"]), "cutpoints": pd.Series(kappa, np.arange(1, grades)),
-             "item_type": pd.Series(kind, items)}
+             "item_type": pd.Series(kind, items)} | bounded
     return table, truth
+
+
+def _ordered_beta(eta: np.ndarray, half: float, precision: float, rng) -> np.ndarray:
+    """Scores in [0, 1]: exactly 0 below the cutpoint -``half``, exactly 1 above ``half`` (ordered logistic),
+    else Beta(mu phi, (1 - mu) phi) with mu = logistic(eta)."""
+    category = (rng.random(eta.shape)[..., None] < special.expit(eta[..., None] - np.array([-half, half]))).sum(-1)
+    mu = special.expit(eta)
+    between = rng.beta(np.maximum(mu * precision, 1e-300), np.maximum((1 - mu) * precision, 1e-300))
+    return np.select([category == 0, category == 2], [0.0, 1.0], between)

@@ -25,7 +25,8 @@ use_fork_safe_layer()
 
 
 @numba.njit(inline="always")
-def _expit(x: float) -> float:
+def scalar_expit(x: float) -> float:
+    """The logistic function of one number, without overflow."""
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
@@ -35,7 +36,7 @@ def _expit(x: float) -> float:
 @numba.njit(inline="always")
 def _three_pl_answer(eta: float, c: float):
     """p_1, p_0 and dp_1/deta, dp_1/dgamma of one 3PL answer."""
-    up, down = _expit(eta), _expit(-eta)
+    up, down = scalar_expit(eta), scalar_expit(-eta)
     p0 = (1.0 - c) * down
     return 1.0 - p0, p0, (1.0 - c) * up * down, down * c * (1.0 - c)
 
@@ -46,7 +47,7 @@ def three_pl_item_sums(answers_t, theta, log_a, d, gamma):
     n_items, n_systems = answers_t.shape
     ll, score, info = np.zeros(n_items), np.zeros((n_items, 3)), np.zeros((n_items, 3, 3))
     for j in numba.prange(n_items):
-        a, c = math.exp(log_a[j]), _expit(gamma[j])
+        a, c = math.exp(log_a[j]), scalar_expit(gamma[j])
         grad = np.empty(3)
         for s in range(n_systems):
             y = answers_t[j, s]
@@ -77,7 +78,7 @@ def three_pl_system_sums(answers_t, theta, log_a, d, gamma):
             if y < 0:
                 continue
             a = math.exp(log_a[j])
-            p1, p0, d_eta, _ = _three_pl_answer(a * theta[s] + d[j], _expit(gamma[j]))
+            p1, p0, d_eta, _ = _three_pl_answer(a * theta[s] + d[j], scalar_expit(gamma[j]))
             p_y = p1 if y > 0 else p0
             ll[s] += math.log(p_y)
             grad[s] += (a * d_eta if y > 0 else -a * d_eta) / p_y
@@ -86,7 +87,7 @@ def three_pl_system_sums(answers_t, theta, log_a, d, gamma):
 
 
 @numba.njit(inline="always")
-def _graded_answer(eta: float, kappa, gaps, p, f, up, down):
+def graded_answer(eta: float, kappa, gaps, p, f, up, down):
     r"""Fill p (K) with the category probabilities and f (K + 1, padded by zeros) with F_k (1 - F_k), from one
     exponential per cutpoint: :math:`F_k = \sigma(\eta - \kappa_k)` and :math:`1 - F_k` each from
     :math:`e^{-|\eta - \kappa_k|}` (no cancellation), the middle categories as :math:`F_k (1 - F_{k+1})
@@ -105,7 +106,7 @@ def _graded_answer(eta: float, kappa, gaps, p, f, up, down):
         p[k] = up[k - 1] * down[k] * gaps[k - 1]
 
 
-def _gaps(kappa: np.ndarray) -> np.ndarray:
+def cutpoint_gaps(kappa: np.ndarray) -> np.ndarray:
     """1 - exp(kappa_k - kappa_{k+1}) for consecutive cutpoints."""
     return -np.expm1(kappa[:-1] - kappa[1:])
 
@@ -128,7 +129,7 @@ def _graded_item_sums(answers_t, theta, log_a, d, kappa, gaps, jac, full):
             if y < 0:
                 continue
             eta = a * theta[s] + d[j]
-            _graded_answer(eta, kappa, gaps, p, f, up, down)
+            graded_answer(eta, kappa, gaps, p, f, up, down)
             for c in range(n_cat):
                 d_eta = f[c] - f[c + 1]
                 grads[c, 0], grads[c, 1] = d_eta * (eta - d[j]), d_eta
@@ -161,7 +162,7 @@ def _graded_system_sums(answers_t, theta, log_a, d, kappa, gaps):
             if y < 0:
                 continue
             a = math.exp(log_a[j])
-            _graded_answer(a * theta[s] + d[j], kappa, gaps, p, f, up, down)
+            graded_answer(a * theta[s] + d[j], kappa, gaps, p, f, up, down)
             ll[s] += math.log(p[y])
             grad[s] += a * (f[y] - f[y + 1]) / p[y]
             total = 0.0
@@ -175,9 +176,9 @@ def graded_item_sums(answers_t, theta, log_a, d, kappa, jac, full: bool):
     """Per graded item: log-likelihood, score (items, k) and information (items, k, k) in (log a, d, u) with
     the shared cutpoints ``kappa`` (K - 1) and their Jacobian ``jac`` (K - 1, m) in the log spacings u; with
     ``full`` False only the (log a, d) entries (k = 2; the item update's block)."""
-    return _graded_item_sums(answers_t, theta, log_a, d, kappa, _gaps(kappa), jac, full)
+    return _graded_item_sums(answers_t, theta, log_a, d, kappa, cutpoint_gaps(kappa), jac, full)
 
 
 def graded_system_sums(answers_t, theta, log_a, d, kappa):
     """Per system: log-likelihood, d/dtheta and information of its graded answers."""
-    return _graded_system_sums(answers_t, theta, log_a, d, kappa, _gaps(kappa))
+    return _graded_system_sums(answers_t, theta, log_a, d, kappa, cutpoint_gaps(kappa))

@@ -31,14 +31,15 @@ from bayes_raters.sampling import usable_cores
 from bayes_raters.threads import FORK_SAFE_LAYER
 
 
-def chain_workers(chains: int) -> int:
-    """How many chains run at once: one per usable core up to ``chains`` where processes can be
-    forked and Numba's threading layer is :data:`~bayes_raters.threads.FORK_SAFE_LAYER` (a user
+def chain_workers(chains: int, cores: int | None = None) -> int:
+    """How many chains run at once: one per usable core (or ``cores``) up to ``chains`` where processes
+    can be forked and Numba's threading layer is :data:`~bayes_raters.threads.FORK_SAFE_LAYER` (a user
     who chose TBB or OpenMP keeps one chain after another: a forked child cannot launch their
-    kernels safely); 1 otherwise."""
+    kernels safely); 1 otherwise. ``cores=1`` keeps the chains in this process, one after another
+    (inside a process pool of one's own, e.g. simulation-based calibration)."""
     if chains < 2 or "fork" not in multiprocessing.get_all_start_methods() or numba.config.THREADING_LAYER != FORK_SAFE_LAYER:
         return 1
-    return min(chains, usable_cores())
+    return min(chains, usable_cores() if cores is None else int(cores))
 
 
 def progress_printer(name: str, phase: str, chain: int, chains: int, sweeps: int):
@@ -63,11 +64,11 @@ def _advance(run: Chain, tune: int, draws: int, threads: int | None, label: tupl
     return run, out
 
 
-def advance_chains(runs: list[Chain], tune: int, draws: int, *, name: str, show: bool) -> tuple[list[Chain], list[dict]]:
+def advance_chains(runs: list[Chain], tune: int, draws: int, *, name: str, show: bool, cores: int | None = None) -> tuple[list[Chain], list[dict]]:
     """Every chain by ``tune`` warm-up and ``draws`` recorded sweeps, side by side where
     :func:`chain_workers` allows (progress shown for the first chain there), else in turn. Returns
     the advanced chains (in a process they come back as copies) and each one's draws."""
-    workers = chain_workers(len(runs))
+    workers = chain_workers(len(runs), cores)
     labels = [(name, chain, len(runs)) if show else None for chain in range(len(runs))]
     if workers == 1:
         results = [_advance(run, tune, draws, None, label) for run, label in zip(runs, labels)]

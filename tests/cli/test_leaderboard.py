@@ -67,7 +67,7 @@ def test_audit_adds_the_items_probabilities_sorted_by_p_miskeyed(answers_file, t
 def test_item_types_make_a_mixed_leaderboard_and_its_errors_name_the_flags(tmp_path, capsys):
     from bayes_raters.leaderboard import simulate_mixed_leaderboard
 
-    answers, truth = simulate_mixed_leaderboard(20, 6, 6, 6, grades=5, random_seed=3)
+    answers, truth = simulate_mixed_leaderboard(20, 6, 6, 6, grades=5, n_bounded=4, random_seed=3)
     path, types = tmp_path / "mixed.csv", tmp_path / "types.csv"
     answers.to_csv(path, index=False)
     guessing = truth["item_type"][truth["item_type"] == "3pl"]
@@ -75,7 +75,7 @@ def test_item_types_make_a_mixed_leaderboard_and_its_errors_name_the_flags(tmp_p
     fast = ["--draws", "60", "--tune", "40", "--quiet"]
     assert main(["leaderboard", str(path), "--item-types", str(types), "--options", "5", *fast, "--json"]) == 0
     items = json.loads(capsys.readouterr().out)["items"]
-    assert {row["item_type"] for row in items} == {"2pl", "3pl", "graded"}
+    assert {row["item_type"] for row in items} == {"2pl", "3pl", "graded", "bounded"}
     assert main(["leaderboard", str(path), "--item-types", str(types), "--model", "1pl", *fast]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "--model 2pl" in err and "model=" not in err

@@ -91,9 +91,9 @@ def test_bad_input_gets_a_clear_error(kwargs, message):
         fit_leaderboard(answers, progressbar=False, **kwargs)
 
 
-def test_answers_that_are_neither_right_or_wrong_nor_grades_are_refused():
-    answers = pd.DataFrame({"respondent": ["s1", "s1", "s2", "s2"], "item": ["i1", "i2", "i1", "i2"], "correct": [1, 0, 0.5, 1]})
-    with pytest.raises(InvalidInputError, match=r"neither 0/1 nor whole grades.*bounded \[0, 1\] scores are not"):
+def test_answers_that_are_neither_right_or_wrong_grades_nor_bounded_scores_are_refused():
+    answers = pd.DataFrame({"respondent": ["s1", "s1", "s2", "s2"], "item": ["i1", "i2", "i1", "i2"], "correct": [1, 0, 1.5, 1]})
+    with pytest.raises(InvalidInputError, match=r"neither 0/1, whole grades nor scores in \[0, 1\].*rescale a metric to \[0, 1\]"):
         fit_leaderboard(answers, progressbar=False)
     two_grades = answers.assign(correct=[1, 0, 2, 1])
     with pytest.raises(InvalidInputError, match="graded items need three grades or more"):
@@ -152,20 +152,20 @@ def test_a_few_draws_fail_the_check_instead_of_crashing():
 
 
 def test_chains_in_processes_give_the_draws_of_chains_in_turn(monkeypatch):
-    """Two chains forked side by side, continued over several blocks of draws (the automatic rule
-    with tiny blocks), give exactly the draws of the same chains run one after another."""
+    """Two chains forked side by side (``cores=2``), continued over several blocks of draws (the automatic
+    rule with tiny blocks), give exactly the draws of the same chains run one after another (``cores=1``)."""
     import bayes_raters.leaderboard.fit as leaderboard_fit
     from bayes_raters.leaderboard import workers
 
     answers, _ = simulate_leaderboard(40, 30, random_seed=5)
     for name, value in (("AUTO_DRAWS", 30), ("AUTO_EXTEND", 20), ("AUTO_MAX_DRAWS", 70)):
         monkeypatch.setattr(leaderboard_fit, name, value)
+    assert workers.chain_workers(2, cores=1) == 1
     posteriors = []
-    for side_by_side in (2, 1):
-        monkeypatch.setattr(workers, "chain_workers", lambda chains, n=side_by_side: n)
+    for cores in (2, 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = fit_leaderboard(answers, random_seed=5, progressbar=False, tune=20)
+            result = fit_leaderboard(answers, random_seed=5, progressbar=False, tune=20, cores=cores)
         posteriors.append(result.idata["posterior"].to_dataset())
     assert posteriors[0].sizes["draw"] == 70  # three blocks: 30, 20, 20
     for name in ("theta", "a", "b", "log_a_sigma"):

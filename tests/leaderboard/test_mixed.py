@@ -121,7 +121,7 @@ def test_bad_mixed_input_is_refused_with_advice(kwargs, match):
 def test_a_graded_item_declared_binary_is_refused():
     answers, truth = simulate_mixed_leaderboard(10, 4, 0, 4, grades=4, random_seed=2)
     graded = truth["item_type"].index[truth["item_type"] == "graded"][0]
-    with pytest.raises(InvalidInputError, match="neither 0/1"):
+    with pytest.raises(InvalidInputError, match="declared '3pl'.* not 0/1"):
         fit_leaderboard(answers, item_types={graded: "3pl"}, progressbar=False)
 
 
