@@ -24,6 +24,7 @@ from bayes_raters.sampling import quiet_pymc
 from bayes_raters.sbc import RANK_DRAWS, Configuration, thinned
 from validation.sbc_judges import JUDGES_CONFIGURATIONS
 from validation.sbc_labels import LABELS_CONFIGURATIONS
+from validation.sbc_leaderboard import LEADERBOARD_CONFIGURATIONS
 from validation.sbc_mirt_facets import MIRT_FACETS_CONFIGURATIONS
 from validation.sbc_polytomous import POLYTOMOUS_CONFIGURATIONS
 
@@ -320,6 +321,7 @@ CONFIGURATIONS = {
     **MIRT_FACETS_CONFIGURATIONS,  # 2D exploratory 2PL, many-facet raters (validation.sbc_mirt_facets)
     **JUDGES_CONFIGURATIONS,  # LLM judges against noisy humans, unit scales (validation.sbc_judges)
     **LABELS_CONFIGURATIONS,  # Dawid-Skene, one-coin, MACE, hierarchical, correlated with their default priors (validation.sbc_labels)
+    **LEADERBOARD_CONFIGURATIONS,  # the mixed leaderboard's model: 0/1, 3PL, graded and bounded items (validation.sbc_leaderboard)
     "pairwise_outcomes": Configuration("pairwise_outcomes", simulate_pairwise, fit_pairwise_for_sbc),
     "pairwise_mixed": Configuration(
         "pairwise_mixed", functools.partial(simulate_pairwise, design="mixed"), fit_pairwise_for_sbc

@@ -7,7 +7,7 @@ discrimination, items that rank systems backwards or not at all) and the system 
 rank interval, P(rank 1)); ``result.audit_table()`` (:mod:`bayes_raters.leaderboard.audit`) gives each
 item's probability of being mis-keyed or answered at random, and its saturation.
 :func:`build_leaderboard_model` is the same model in PyMC. A suite that mixes 0/1 items with multiple-choice items
-where weak systems guess (3PL) and graded items (a GRM) ranks the systems on one ability
+where weak systems guess (3PL), graded items (a GRM) and bounded scores in [0, 1] (ordered beta) ranks the systems on one ability
 (``fit_leaderboard(..., item_types=...)``, :mod:`bayes_raters.leaderboard.responses`; :func:`build_mixed_model` in PyMC).
 A fitted leaderboard is an item bank: :func:`select_items` picks a small benchmark that reproduces
 the full scores (:func:`estimate_scores`, :func:`compare_item_selections`), and

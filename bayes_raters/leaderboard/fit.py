@@ -93,15 +93,16 @@ def fit_leaderboard(
     Parameters
     ----------
     data : pandas.DataFrame
-        Long answers, one row per (system, item); the ``score`` column is 0/1 (or True/False), or
-        whole grades for graded items (a mixed leaderboard, below).
+        Long answers, one row per (system, item); the ``score`` column is 0/1 (or True/False), whole
+        grades for graded items or scores in [0, 1] for bounded items (a mixed leaderboard, below).
     model : {"2pl", "1pl"}
         One slope per item (2PL) or one common slope (1PL).
     item_types : mapping or pandas.Series, optional
         A mixed leaderboard (:mod:`bayes_raters.leaderboard.responses`, 2PL only): item -> ``"2pl"``,
-        ``"3pl"`` (multiple choice, weak systems guess) or ``"graded"`` (ordered grades, a GRM). Items
-        left out take what their answers reveal: 0/1 answers the 2PL, whole grades (three or more) the
-        graded model, so a table with grades is mixed without this argument.
+        ``"3pl"`` (multiple choice, weak systems guess), ``"graded"`` (ordered grades, a GRM) or
+        ``"bounded"`` (a metric's score in [0, 1] with exact zeros and ones, the ordered beta). Items left
+        out take what their answers reveal: 0/1 answers the 2PL, whole grades (three or more) the graded
+        model, scores in [0, 1] the bounded model, so such a table is mixed without this argument.
     options : int
         The 3PL items' number of options: their guessing chance's prior is centred on 1 / ``options``.
     respondent, item, score : str

@@ -1,5 +1,5 @@
 r"""Mixed leaderboards: 0/1 items of the 2PL beside items of other response types
-(:mod:`bayes_raters.leaderboard.responses`: the 3PL, graded answers), one ability per system.
+(:mod:`bayes_raters.leaderboard.responses`: the 3PL, graded answers, bounded scores), one ability per system.
 :func:`mixed_answers` lays the long answers out for the blocked sampler; :func:`build_mixed_model` writes the
 same model in PyMC (for checks and small data).
 """
@@ -270,10 +270,12 @@ def build_mixed_model(data: pd.DataFrame, item_types=None, *, options: int = 4, 
         theta = pm.Normal("theta", 0.0, 1.0, dims="system")
         b_mean = pm.Normal("b_mean", 0.0, B_MEAN_SD)
         b_sigma = pm.HalfNormal("b_sigma", B_SIGMA_SCALE)
-        b = pm.Normal("b", b_mean, b_sigma, dims="item")
+        # non-centred (b and log a as deterministics): prior draws put items with few informative answers in the
+        # population's funnel, where NUTS on the centred form diverged (simulation-based calibration's design)
+        b = pm.Deterministic("b", b_mean + b_sigma * pm.Normal("b_z", 0.0, 1.0, dims="item"), dims="item")
         log_a_mean = pm.Normal("log_a_mean", 0.0, LOG_A_MEAN_SD)
         log_a_sigma = pm.HalfNormal("log_a_sigma", LOG_A_SIGMA_SCALE)
-        log_a = pm.Normal("log_a", log_a_mean, log_a_sigma, dims="item")
+        log_a = pm.Deterministic("log_a", log_a_mean + log_a_sigma * pm.Normal("log_a_z", 0.0, 1.0, dims="item"), dims="item")
         eta = pm.math.exp(log_a)[j] * (theta[s] - b[j])
         rows = kind == "2pl"
         if rows.any():
