@@ -42,12 +42,11 @@ from bayes_raters.leaderboard.state import State, start_state
 from bayes_raters.leaderboard.typed import (
     coordinates,
     slope_sums,
-    start_typed,
+    start_mixed,
     system_sums,
     typed_log_prior,
     update_shared_extra,
     update_typed_items,
-    upper_half,
 )
 
 #: Prior scales, as in :mod:`bayes_raters.irt.binary.model`: mu_b ~ N(0, 1), sigma_b ~ N+(1.5),
@@ -322,21 +321,6 @@ def log_prior(state: State, two_pl: bool, typed: tuple = ()) -> float:
     else:
         out += -0.5 * state.log_a[0] ** 2 / LOG_A_MEAN_SD**2
     return float(out) + sum(typed_log_prior(values, block.kind, state) for values, block in zip(state.typed, typed))
-
-
-def start_mixed(answers: np.ndarray, typed: tuple, rng) -> State:
-    """:func:`~bayes_raters.leaderboard.state.start_state` for a mixed leaderboard: the start reads each typed
-    answer as right when it lies in the upper half of its scale (:func:`~bayes_raters.leaderboard.typed.upper_half`); the
-    typed items take their share of the difficulties and the common starting slope (:func:`~bayes_raters.leaderboard.typed.start_typed`)."""
-    halves = [upper_half(block).T for block in typed]
-    state = start_state(np.concatenate([answers] + halves, axis=1).astype(np.int8), rng)
-    n_binary, log_a, b = answers.shape[1], state.log_a, state.b
-    state.log_a, state.b = log_a[:n_binary], b[:n_binary]
-    bounds = np.cumsum([n_binary] + [len(block.positions) for block in typed])
-    state.typed = [start_typed(block, b[lo:hi], float(log_a[0])) for block, lo, hi in zip(typed, bounds[:-1], bounds[1:])]
-    if not n_binary:
-        state.item_loglik, state.accepted["items"] = np.zeros(0), float("nan")
-    return state
 
 
 class Chain:

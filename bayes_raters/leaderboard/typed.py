@@ -27,7 +27,7 @@ from bayes_raters.leaderboard.bounded_kernel import bounded_item_sums, bounded_s
 from bayes_raters.leaderboard.items import ITEM_STEPS
 from bayes_raters.leaderboard.proposals import IndependenceProposal, independence_log_q_back, mh_accept, mix_independence
 from bayes_raters.leaderboard.responses import ResponseType, cutpoints
-from bayes_raters.leaderboard.state import State, TypedState
+from bayes_raters.leaderboard.state import State, TypedState, start_state
 from bayes_raters.leaderboard.typed_kernel import graded_item_sums, graded_system_sums, three_pl_item_sums, three_pl_system_sums
 
 
@@ -295,3 +295,18 @@ def bounded_start(block: TypedAnswers) -> np.ndarray:
         residual = value - mean[:, None] - np.nan_to_num(np.nanmean(value - mean[:, None], 0))[None]
     phi = np.clip(np.mean(mean * (1 - mean)) / max(float(np.nanmean(residual**2)), 1e-12) - 1, 1.0, 1e3)
     return np.array([[u, np.log(phi)]])
+
+
+def start_mixed(answers: np.ndarray, typed: tuple, rng) -> State:
+    """:func:`~bayes_raters.leaderboard.state.start_state` for a mixed leaderboard: the start reads each typed
+    answer as right when it lies in the upper half of its scale (:func:`upper_half`); the typed items take their share of
+    the difficulties and the common starting slope (:func:`start_typed`)."""
+    halves = [upper_half(block).T for block in typed]
+    state = start_state(np.concatenate([answers] + halves, axis=1).astype(np.int8), rng)
+    n_binary, log_a, b = answers.shape[1], state.log_a, state.b
+    state.log_a, state.b = log_a[:n_binary], b[:n_binary]
+    bounds = np.cumsum([n_binary] + [len(block.positions) for block in typed])
+    state.typed = [start_typed(block, b[lo:hi], float(log_a[0])) for block, lo, hi in zip(typed, bounds[:-1], bounds[1:])]
+    if not n_binary:
+        state.item_loglik, state.accepted["items"] = np.zeros(0), float("nan")
+    return state

@@ -83,7 +83,7 @@ def test_the_1pl_has_one_slope_for_every_item():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [({"model": "3pl"}, "model='2pl'.*fit_irt"), ({"draws": 0}, "draws must be"), ({"chains": 1.5}, "chains must be"),
-     ({"item": "question"}, "question")],
+     ({"cores": 0}, "cores must be"), ({"item": "question"}, "question")],
 )
 def test_bad_input_gets_a_clear_error(kwargs, message):
     answers, _ = simulate_leaderboard(5, 8, random_seed=1)
