@@ -238,15 +238,18 @@ def update_shared_extra(block: TypedAnswers, typed: TypedState, state: State, rn
     if not block.kind.shared or block.kind.n_extra == 0:
         return
     h = float(rng.choice(ITEM_STEPS))
+    here = _shared_newton(block, typed, state.theta, typed.extra[0])
     for step, var_scale in ((h, h * (2 - h)), (0.0, SHARED_WALK)):
-        _shared_move(block, typed, state, rng, step, var_scale)
+        here = _shared_move(block, typed, state, rng, step, var_scale, here)
 
 
-def _shared_move(block: TypedAnswers, typed: TypedState, state: State, rng, step: float, var_scale: float) -> None:
+def _shared_move(block: TypedAnswers, typed: TypedState, state: State, rng, step: float, var_scale: float, here: tuple) -> tuple:
     """One Metropolis-Hastings move of the shared ``e`` from :math:`N(e + h(e_N - e), v G^{-1})`, the Newton point
-    :math:`e_N` and the metric :math:`G` at the current point (``step`` h, ``var_scale`` v)."""
+    :math:`e_N` and the metric :math:`G` at the current point (``step`` h, ``var_scale`` v); ``here`` is
+    :func:`_shared_newton` at the current point, and the same at the point the move ends on is returned (the next
+    move starts from it: nothing else changes between the two moves)."""
     e = typed.extra[0]
-    target, ll, newton, chol = _shared_newton(block, typed, state.theta, e)
+    target, ll, newton, chol = here
     mean = e + step * (newton - e)
     proposal = mean + np.sqrt(var_scale) * np.linalg.solve(chol.T, rng.standard_normal(len(e)))
     target_p, ll_p, newton_p, chol_p = _shared_newton(block, typed, state.theta, proposal)
@@ -255,6 +258,8 @@ def _shared_move(block: TypedAnswers, typed: TypedState, state: State, rng, step
     log_q_back = _log_q(one(e), one(mean_p), one(chol_p), var_scale) - _log_q(one(proposal), one(mean), one(chol), var_scale)
     if mh_accept(rng, target_p - target + log_q_back[0]):
         typed.extra, typed.loglik = proposal[None], ll_p
+        return target_p, ll_p, newton_p, chol_p
+    return here
 
 
 def start_typed(block: TypedAnswers, b: np.ndarray, log_a: float) -> TypedState:
