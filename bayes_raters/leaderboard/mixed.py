@@ -17,7 +17,7 @@ from scipy import special
 from bayes_raters.data import validate_long
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.leaderboard.model import AnswerMatrix
-from bayes_raters.leaderboard.responses import RESPONSE_TYPES, cutpoints, response_type
+from bayes_raters.leaderboard.responses import RESPONSE_TYPES, bounded_draw, cutpoints, ordered_draw, response_type
 from bayes_raters.leaderboard.sampler import B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE
 from bayes_raters.leaderboard.typed import TypedAnswers
 
@@ -166,28 +166,15 @@ def mixed_predictive(tree, draws, rng: np.random.Generator):
                 p = np.where(kind == "3pl", guess + (1 - guess) * p, p)
             value = (rng.random(len(s)) < p).astype(float)
             if "cutpoints" in draws:
-                grade = _ordered_draw(eta, draws["cutpoints"].transpose(*grid, ...).values[c, d], rng) / draws.sizes["cutpoint"]
+                grade = ordered_draw(eta, draws["cutpoints"].transpose(*grid, ...).values[c, d], rng) / draws.sizes["cutpoint"]
                 value = np.where(kind == "graded", grade, value)
             if "precision" in draws:
-                score = _bounded_draw(eta, draws["bounded_cutpoints"].transpose(*grid, ...).values[c, d],
+                score = bounded_draw(eta, draws["bounded_cutpoints"].transpose(*grid, ...).values[c, d],
                                       float(draws["precision"].transpose(*grid).values[c, d]), rng)
                 value = np.where(kind == "bounded", score, value)
             out[c, d] = value
     coords = {"chain": draws["chain"].values, "draw": draws["draw"].values, "answer": np.arange(len(s))}
     return xr.Dataset({"correct": (("chain", "draw", "answer"), out)}, coords=coords)
-
-
-def _ordered_draw(eta: np.ndarray, kappa: np.ndarray, rng) -> np.ndarray:
-    """A category per answer from the ordered logistic with cutpoints ``kappa``: the number of cutpoints passed."""
-    return (rng.random((len(eta), 1)) < special.expit(eta[:, None] - kappa[None])).sum(1)
-
-
-def _bounded_draw(eta: np.ndarray, kappa: np.ndarray, precision: float, rng) -> np.ndarray:
-    """A bounded score per answer from the ordered beta: 0, a Beta(mu phi, (1 - mu) phi) value, or 1."""
-    category = _ordered_draw(eta, kappa, rng)
-    mu = special.expit(eta)
-    between = rng.beta(np.maximum(mu * precision, 1e-300), np.maximum((1 - mu) * precision, 1e-300))
-    return np.select([category == 0, category == 2], [0.0, 1.0], between)
 
 
 def local_positions(positions: np.ndarray, n_items: int) -> np.ndarray:

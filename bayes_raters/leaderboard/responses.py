@@ -100,6 +100,21 @@ def response_type(name: str, *, options: int = 4, n_categories: int = 2) -> Resp
     return ResponseType("graded", n_categories, n_categories - 2, 0.0, SPACING_SD, shared=True)
 
 
+def ordered_draw(eta: np.ndarray, kappa: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    r"""A category per answer from the ordered logistic, :math:`P(y \ge k) = \sigma(\eta - \kappa_k)`: the number
+    of the cutpoints ``kappa`` (K - 1,) that one uniform draw per answer passes (0..K - 1, shape of ``eta``)."""
+    return (rng.random(np.shape(eta))[..., None] < special.expit(np.asarray(eta)[..., None] - kappa)).sum(-1)
+
+
+def bounded_draw(eta: np.ndarray, kappa: np.ndarray, precision: float, rng: np.random.Generator) -> np.ndarray:
+    r"""A bounded score per answer from the ordered beta: exactly 0 or 1 by :func:`ordered_draw` with the two
+    cutpoints ``kappa``, else :math:`\operatorname{Beta}(\mu\phi, (1 - \mu)\phi)`, :math:`\mu = \sigma(\eta)`."""
+    category = ordered_draw(eta, kappa, rng)
+    mu = special.expit(eta)
+    between = rng.beta(np.maximum(mu * precision, 1e-300), np.maximum((1 - mu) * precision, 1e-300))
+    return np.select([category == 0, category == 2], [0.0, 1.0], between)
+
+
 def _three_pl(eta: np.ndarray, gamma: np.ndarray):
     r""":math:`p_1 = c + (1 - c)\sigma(\eta)`, :math:`p_0 = (1 - c)\sigma(-\eta)` (no cancellation), with
     :math:`c = \sigma(\gamma)`; :math:`dp_1/d\eta = (1 - c)\sigma(\eta)\sigma(-\eta)`,

@@ -9,6 +9,7 @@ import pandas as pd
 from scipy import special
 
 from bayes_raters.errors import InvalidInputError
+from bayes_raters.leaderboard.responses import bounded_draw, ordered_draw
 from bayes_raters.results import seeded_rng
 
 #: The difficulties' two-cluster mixture: (share, mean, SD) of the hard items and of the others.
@@ -181,12 +182,11 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     p = special.expit(eta)
     p[:, kind == "3pl"] = c + (1 - c) * p[:, kind == "3pl"]
     score = (rng.random(p.shape) < p).astype(float)
-    above = special.expit(eta[:, kind == "graded", None] - kappa)  # P(grade > k), systems x items x cutpoints
-    score[:, kind == "graded"] = 1 + (rng.random(above.shape[:2])[..., None] < above).sum(2)
+    score[:, kind == "graded"] = 1 + ordered_draw(eta[:, kind == "graded"], kappa, rng)
     bounded = {}
     if n_bounded:  # drawn only here, so suites without bounded items keep their draws
         half, precision = rng.uniform(1.5, 3.0), rng.uniform(5.0, 30.0)
-        score[:, kind == "bounded"] = _ordered_beta(eta[:, kind == "bounded"], half, precision, rng)
+        score[:, kind == "bounded"] = bounded_draw(eta[:, kind == "bounded"], np.array([-half, half]), precision, rng)
         bounded = {"bounded_cutpoints": pd.Series([-half, half], ["zero", "one"]), "precision": precision}
     keep = rng.random(p.shape) >= missing
     s, j = np.nonzero(keep)
@@ -199,10 +199,3 @@ def simulate_mixed_leaderboard(n_systems: int, n_binary: int, n_guessing: int, n
     return table, truth
 
 
-def _ordered_beta(eta: np.ndarray, half: float, precision: float, rng) -> np.ndarray:
-    """Scores in [0, 1]: exactly 0 below the cutpoint -``half``, exactly 1 above ``half`` (ordered logistic),
-    else Beta(mu phi, (1 - mu) phi) with mu = logistic(eta)."""
-    category = (rng.random(eta.shape)[..., None] < special.expit(eta[..., None] - np.array([-half, half]))).sum(-1)
-    mu = special.expit(eta)
-    between = rng.beta(np.maximum(mu * precision, 1e-300), np.maximum((1 - mu) * precision, 1e-300))
-    return np.select([category == 0, category == 2], [0.0, 1.0], between)

@@ -4,18 +4,16 @@ bad input."""
 
 from __future__ import annotations
 
-import warnings
-
 import arviz as az
 import numpy as np
 import pandas as pd
-import pymc as pm
 import pytest
 
 from bayes_raters.errors import InvalidInputError
 from bayes_raters.leaderboard import fit_leaderboard
-from bayes_raters.leaderboard.mixed import build_mixed_model, item_type_table
+from bayes_raters.leaderboard.mixed import item_type_table
 from bayes_raters.leaderboard.simulate import simulate_mixed_leaderboard
+from tests.leaderboard.test_mixed import blocked_and_nuts
 from tests.leaderboard.test_sampler import assert_agrees_with_nuts
 
 
@@ -24,14 +22,7 @@ def test_the_blocked_sampler_agrees_with_nuts_with_bounded_scores():
     """The 2PL's agreement rule (means within 5 MCSE, SDs within 20%, on average within 6%) for every parameter
     of 14 systems x (6 0/1 + 10 bounded items), the bounded scale's cutpoints and precision included."""
     answers, truth = simulate_mixed_leaderboard(14, 6, 0, 0, n_bounded=10, missing=0.1, random_seed=4)
-    types = truth["item_type"].to_dict()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ours = fit_leaderboard(answers, item_types=types, draws=3000, tune=300, random_seed=5, progressbar=False).posterior
-        with build_mixed_model(answers, types):
-            nuts = pm.sample(1500, tune=1000, chains=2, random_seed=5, progressbar=False, target_accept=0.95,
-                             nuts_sampler="nutpie", compute_convergence_checks=False)["posterior"].to_dataset()
-    ours["log_a"] = np.log(ours["a"].astype(float))
+    ours, nuts = blocked_and_nuts(answers, truth["item_type"].to_dict())
     names = ["theta", "b", "log_a", "b_mean", "b_sigma", "log_a_mean", "log_a_sigma", "bounded_cutpoints", "precision"]
     assert_agrees_with_nuts(ours, nuts, names)
 
