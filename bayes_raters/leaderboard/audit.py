@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import special
 
 from bayes_raters.leaderboard.items import item_modes, laplace_log_evidence
+from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.state import State
 
 HYPOTHESES = ("keyed", "miskeyed", "random")
@@ -79,7 +80,7 @@ def item_log_evidence(answers_t: np.ndarray, state: State, two_pl: bool) -> np.n
     start = np.tile([state.log_a_mean, -np.exp(state.log_a_mean) * state.b_mean], (n_items, 1)) if two_pl \
         else np.full((n_items, 1), state.b_mean)
     for h, matrix in enumerate((answers_t, flipped)):
-        _, target, chol = item_modes(matrix, state.theta, state, two_pl, start)
+        _, target, chol = item_modes(MatrixPasses(matrix.T, matrix), state.theta, state, two_pl, start)
         out[:, h] = laplace_log_evidence(target, chol, state, two_pl)
     right, n = (answers_t == 1).sum(1), observed.sum(1)
     out[:, 2] = special.betaln(right + 1, n - right + 1)

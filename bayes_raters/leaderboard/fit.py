@@ -17,10 +17,12 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import sampler_block
 from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
+from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.mixed import TYPE_VARIABLES, is_mixed, mixed_answers, mixed_posterior, type_variables
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
 from bayes_raters.leaderboard.result import LeaderboardResult
 from bayes_raters.leaderboard.sampler import Chain, theta_updates
+from bayes_raters.leaderboard.sharded import DaskPasses
 from bayes_raters.leaderboard.workers import advance_chains
 from bayes_raters.results import seeded_rng
 from bayes_raters.sampling import R_HAT_MAX, resolve_progressbar, warn_if_not_converged
@@ -68,6 +70,7 @@ def fit_leaderboard(
     *,
     item_types: dict | pd.Series | None = None,
     options: int = 4,
+    client=None,
     respondent: str = "respondent",
     item: str = "item",
     score: str = "correct",
@@ -105,6 +108,12 @@ def fit_leaderboard(
         model, scores in [0, 1] the bounded model, so such a table is mixed without this argument.
     options : int
         The 3PL items' number of options: their guessing chance's prior is centred on 1 / ``options``.
+    client : distributed.Client, optional
+        Shard the passes over the 0/1 answers across the workers of this Dask cluster
+        (:mod:`bayes_raters.leaderboard.sharded`): the same draws as without it for the same seed, where the
+        workers have this machine's kind of CPU. The chains then run side by side in threads of this
+        process (one after another on a mixed leaderboard, whose other answers stay here); ``cores``
+        caps how many at once. None: every pass in this process.
     respondent, item, score : str
         Column names of the system, the item and the answer (default column ``correct``).
     {sampler_block}
@@ -137,7 +146,8 @@ def fit_leaderboard(
         data, typed, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     else:
         data = answer_matrix(data, respondent=respondent, item=item, score=score)
-    runs = [Chain(data.answers, data.answers_t, name == "2pl", rng, typed) for rng in seeded_rng(random_seed).spawn(chains)]
+    passes = answer_passes(data, client)
+    runs = [Chain(passes, name == "2pl", rng, typed) for rng in seeded_rng(random_seed).spawn(chains)]
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()
     checked = ["theta", "b", "b_mean", "b_sigma"] + (["a", "log_a_mean", "log_a_sigma"] if name == "2pl" else ["a_common"])
@@ -146,7 +156,7 @@ def fit_leaderboard(
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
     while True:
-        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores)
+        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores, remote=client is not None)
         tune = 0
         for chain_blocks, out in zip(blocks, outs):
             chain_blocks.append(out)
@@ -162,9 +172,23 @@ def fit_leaderboard(
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     rule = (f"{draws} draws per chain" if draws is not None else
             f"{first_block(*shape)} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
-    InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler", draws_rule=rule).write(idata)
+    where = "" if client is None else f" (0/1 passes sharded over {len(passes.holders)} Dask workers)"
+    InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler" + where, draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
+
+
+def answer_passes(data: AnswerMatrix, client) -> MatrixPasses | DaskPasses:
+    """The passes over the 0/1 answers: in this process, or sharded over ``client``'s Dask workers."""
+    if client is None:
+        return MatrixPasses(data.answers, data.answers_t)
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise InvalidInputError("client= needs dask.distributed: pip install 'bayes-raters[dask]'.") from error
+    if not isinstance(client, Client):
+        raise InvalidInputError(f"client must be a distributed.Client (e.g. Client(LocalCluster(n_workers=2))), got {type(client).__name__}.")
+    return DaskPasses(client, data.answers)
 
 
 def leaderboard_tree(data: AnswerMatrix, outputs: list[dict], name: str, typed: tuple = (), types: pd.Series | None = None) -> xr.DataTree:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayes_raters.leaderboard.kernel import item_pass
+from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.proposals import (
     IndependenceProposal,
     cholesky,
@@ -46,7 +46,7 @@ def _from_coordinates(x: np.ndarray, state: State, two_pl: bool) -> tuple[np.nda
     return state.log_a, x[:, 0]
 
 
-def _item_newton(answers_t, theta, x, state: State, two_pl: bool, passed: tuple | None = None):
+def _item_newton(passes: MatrixPasses, theta, x, state: State, two_pl: bool, passed: tuple | None = None):
     r"""Log target, Newton point and metric G (items, k, k) of every item's conditional at ``x``.
     The 2PL works in the slope-intercept coordinates :math:`(\alpha, d) = (\log a, -ab)`, where
     the likelihood is a logistic regression on :math:`(a\theta, 1)` and nearly Gaussian even for
@@ -59,7 +59,7 @@ def _item_newton(answers_t, theta, x, state: State, two_pl: bool, passed: tuple 
     (the previous item update's accepted values), which saves one pass over the answers."""
     log_a, b = _from_coordinates(x, state, two_pl)
     a = np.exp(log_a)
-    ll, g, info = item_pass(answers_t, theta, a, b) if passed is None else passed
+    ll, g, info = passes.items(theta, a, b) if passed is None else passed
     target = ll + log_item_prior(log_a, b, state, two_pl)
     z = (b - state.b_mean) / state.b_sigma**2
     inv_var = 1.0 / state.b_sigma**2
@@ -115,7 +115,7 @@ def climb_far_items(x, newton, metric, climb: np.ndarray, proposal: np.ndarray) 
     return far, proposal
 
 
-def update_items(answers_t, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None,
+def update_items(passes: MatrixPasses, state: State, rng, two_pl: bool, independent: IndependenceProposal | None = None,
                  passed: tuple | None = None, climb: np.ndarray | None = None) -> tuple:
     r"""Step 2: every item by one Metropolis-Hastings move from a mixture of kernels, the kernel
     drawn per item and sweep independently of the state (each kernel leaves the conditional
@@ -138,14 +138,14 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
     h = rng.choice(ITEM_STEPS, size=n_items)
     var_scale = h * (2 - h)
     known = None if passed is None else (state.item_loglik,) + tuple(passed)
-    target, parts, newton, metric = _item_newton(answers_t, theta, x, state, two_pl, known)
+    target, parts, newton, metric = _item_newton(passes, theta, x, state, two_pl, known)
     mean = x + h[:, None] * (newton - x)
     proposal = gauss_draw(mean, metric, var_scale, rng)
     use_ind, proposal = mix_independence(independent, proposal, rng)
     far = np.zeros(n_items, bool)
     if climb is not None:
         far, proposal = climb_far_items(x, newton, metric, climb, proposal)
-    target_p, parts_p, newton_p, metric_p = _item_newton(answers_t, theta, proposal, state, two_pl)
+    target_p, parts_p, newton_p, metric_p = _item_newton(passes, theta, proposal, state, two_pl)
     mean_p = proposal + h[:, None] * (newton_p - proposal)
     log_q_back = gauss_log_q(x, mean_p, metric_p, var_scale) - gauss_log_q(proposal, mean, metric, var_scale)
     log_q_back = independence_log_q_back(independent, use_ind, x, proposal, log_q_back)
@@ -159,20 +159,20 @@ def update_items(answers_t, state: State, rng, two_pl: bool, independent: Indepe
     return tuple(pick(now, new) for now, new in zip(parts[:2], parts_p[:2]))
 
 
-def item_modes(answers_t, theta, state: State, two_pl: bool, start: np.ndarray, iterations: int = 60) -> tuple:
+def item_modes(passes: MatrixPasses, theta, state: State, two_pl: bool, start: np.ndarray, iterations: int = 60) -> tuple:
     r"""Each item's conditional mode given the abilities ``theta`` and the item population in
     ``state``, by damped Newton steps from ``start`` (items, k) in the sampler's coordinates (a step
     that lowers an item's target is halved for that item until it raises it). Returns the mode, the
     log target there and the Cholesky factor of the metric :math:`G` (Fisher information plus the
     prior's term): the pieces of the Laplace approximation (:func:`laplace_log_evidence`)."""
     x = start.copy()
-    target, _, newton, chol = _item_newton(answers_t, theta, x, state, two_pl)
+    target, _, newton, chol = _item_newton(passes, theta, x, state, two_pl)
     step = np.ones(len(x))
     for _ in range(iterations):
         if metric_norm2(chol, newton - x).max() < 1e-10:
             break
         proposal = x + step[:, None] * (newton - x)
-        target_p, _, newton_p, chol_p = _item_newton(answers_t, theta, proposal, state, two_pl)
+        target_p, _, newton_p, chol_p = _item_newton(passes, theta, proposal, state, two_pl)
         better = target_p >= target
         step = adapted_steps(step, better)
         x = np.where(better[:, None], proposal, x)

@@ -162,13 +162,13 @@ def item_pass(answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.nda
 
 
 #: Systems per parallel block of :func:`system_pass_by_item`.
-_SYSTEM_BLOCK = 256
+SYSTEM_BLOCK = 256
 
 
 @numba.njit(parallel=True, cache=True, fastmath=True)
 def system_pass_by_item(answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray):
     """:func:`system_pass` from the transposed answers (items x systems): the same sums, taken
-    over blocks of :data:`_SYSTEM_BLOCK` systems with the inner loop running along a block's
+    over blocks of :data:`SYSTEM_BLOCK` systems with the inner loop running along a block's
     contiguous answers to one item, so that it vectorises when each system answers few items (a
     row of 102 answers leaves the per-system loop mostly in its remainder; the timings are in
     ``models/leaderboards.md``)."""
@@ -176,10 +176,10 @@ def system_pass_by_item(answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray,
     loglik = np.zeros(n_systems)
     grad = np.zeros(n_systems)
     info = np.zeros(n_systems)
-    n_blocks = (n_systems + _SYSTEM_BLOCK - 1) // _SYSTEM_BLOCK
+    n_blocks = (n_systems + SYSTEM_BLOCK - 1) // SYSTEM_BLOCK
     for block in numba.prange(n_blocks):
-        lo = block * _SYSTEM_BLOCK
-        hi = min(lo + _SYSTEM_BLOCK, n_systems)
+        lo = block * SYSTEM_BLOCK
+        hi = min(lo + SYSTEM_BLOCK, n_systems)
         n = hi - lo
         th = theta[lo:hi]
         ll, g, h, product = np.zeros(n), np.zeros(n), np.zeros(n), np.ones(n)
@@ -200,11 +200,42 @@ def system_pass_by_item(answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray,
     return loglik, grad, info
 
 
+def by_item_layout(n_systems: int) -> bool:
+    """Whether :func:`abilities_pass` takes the by-item layout for ``n_systems`` systems: at least two
+    blocks of :data:`SYSTEM_BLOCK` systems to share among the cores (with one block the by-item pass
+    runs on one core and is the slower one at 100 x 2,000; from 500 systems it is the faster,
+    ``models/leaderboards.md`` gives the timings)."""
+    return n_systems >= 2 * SYSTEM_BLOCK
+
+
 def abilities_pass(answers: np.ndarray, answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """:func:`system_pass`'s sums by the faster layout for the shape: :func:`system_pass_by_item`
-    when there are at least two blocks of systems to share among the cores, :func:`system_pass`
-    otherwise (with one block the by-item pass runs on one core and is the slower one at
-    100 x 2,000; from 500 systems it is the faster, ``models/leaderboards.md`` gives the timings)."""
-    if answers.shape[0] >= 2 * _SYSTEM_BLOCK:
+    """:func:`system_pass`'s sums by the faster layout for the shape (:func:`by_item_layout`):
+    :func:`system_pass_by_item` on ``answers_t`` or :func:`system_pass` on ``answers``."""
+    if by_item_layout(answers.shape[0]):
         return system_pass_by_item(answers_t, theta, a, b)
     return system_pass(answers, theta, a, b)
+
+
+class MatrixPasses:
+    """The sampler's two passes over a 0/1 answer matrix held in this process: :meth:`abilities`
+    (per system) and :meth:`items` (per item). ``answers``: systems x items, int8, -1 missing;
+    ``answers_t``: its contiguous transpose (made when not given). The sharded counterpart,
+    :class:`~bayes_raters.leaderboard.sharded.DaskPasses`, answers the same calls from a Dask cluster
+    and keeps ``answers`` here for the sampler's start."""
+
+    def __init__(self, answers: np.ndarray, answers_t: np.ndarray | None = None):
+        self.answers = answers
+        self.answers_t = np.ascontiguousarray(answers.T) if answers_t is None else answers_t
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(systems, items)."""
+        return self.answers_t.shape[::-1]
+
+    def abilities(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
+        """Per system ``(loglik, d/dtheta, information)``: :func:`abilities_pass`."""
+        return abilities_pass(self.answers, self.answers_t, theta, a, b)
+
+    def items(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
+        """Per item ``(loglik, gradient (items, 2), information (items, 3))``: :func:`item_pass`."""
+        return item_pass(self.answers_t, theta, a, b)

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 from bayes_raters.leaderboard.items import item_coordinates, log_item_prior, update_items
-from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
+from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.proposals import IndependenceProposal, independence_log_q_back, mh_accept, mix_independence
 from bayes_raters.leaderboard.state import State, start_state
 from bayes_raters.leaderboard.typed import (
@@ -54,18 +54,19 @@ from bayes_raters.leaderboard.typed import (
 B_MEAN_SD, B_SIGMA_SCALE, LOG_A_MEAN_SD, LOG_A_SIGMA_SCALE = 1.0, 1.5, 0.5, 0.5
 
 
-def abilities_terms(answers, answers_t, theta, state: State, typed: tuple = ()) -> tuple:
+def abilities_terms(passes: MatrixPasses, theta, state: State, typed: tuple = ()) -> tuple:
     """Per system: log-likelihood, derivative in theta and Fisher information of every answer, the 0/1
-    items' (:func:`~bayes_raters.leaderboard.kernel.abilities_pass`) plus each response type's
+    items' (``passes.abilities``, :class:`~bayes_raters.leaderboard.kernel.MatrixPasses` or a sharded
+    :class:`~bayes_raters.leaderboard.sharded.DaskPasses`) plus each response type's
     (:func:`~bayes_raters.leaderboard.typed.system_sums`, mixed leaderboards)."""
-    ll, g, info = abilities_pass(answers, answers_t, theta, np.exp(state.log_a), state.b)
+    ll, g, info = passes.abilities(theta, np.exp(state.log_a), state.b)
     for block, values in zip(typed, state.typed):
         more = system_sums(block, values, theta)
         ll, g, info = ll + more[0], g + more[1], info + more[2]
     return ll, g, info
 
 
-def update_theta(answers, answers_t, state: State, rng, independent: IndependenceProposal | None = None, passed: tuple | None = None,
+def update_theta(passes: MatrixPasses, state: State, rng, independent: IndependenceProposal | None = None, passed: tuple | None = None,
                  typed: tuple = ()) -> tuple:
     r"""Step 1: every ability by one Metropolis-Hastings move against its conditional (prior
     N(0, 1)), the kernel drawn per system and sweep: the Newton proposal
@@ -83,13 +84,13 @@ def update_theta(answers, answers_t, state: State, rng, independent: Independenc
     the pass at the accepted abilities; ``typed``: the other response types' answers (mixed leaderboards)."""
     theta = state.theta
     n_systems = len(theta)
-    ll, g, info = abilities_terms(answers, answers_t, theta, state, typed) if passed is None else passed
+    ll, g, info = abilities_terms(passes, theta, state, typed) if passed is None else passed
     prec = info + 1.0
     mean = theta + (g - theta) / prec
     proposal = mean + rng.standard_normal(n_systems) / np.sqrt(prec)
     use_ind, proposal = mix_independence(independent, proposal[:, None], rng)
     proposal = proposal[:, 0]
-    ll_p, g_p, info_p = abilities_terms(answers, answers_t, proposal, state, typed)
+    ll_p, g_p, info_p = abilities_terms(passes, proposal, state, typed)
     prec_p = info_p + 1.0
     mean_p = proposal + (g_p - proposal) / prec_p
     log_ratio = (ll_p - proposal**2 / 2) - (ll - theta**2 / 2)
@@ -130,7 +131,7 @@ def interweaves(n_systems: int, n_items: int) -> bool:
     return n_items > n_systems
 
 
-def update_common_slope(answers_t, state: State, rng, parts) -> None:
+def update_common_slope(passes: MatrixPasses, state: State, rng, parts) -> None:
     """1PL: the common log a (prior N(0, 0.5)) by one Newton proposal, from the items' sums."""
     g, info = parts
     x = state.log_a[0]
@@ -138,7 +139,7 @@ def update_common_slope(answers_t, state: State, rng, parts) -> None:
     prec = info[:, 0].sum() + 1 / LOG_A_MEAN_SD**2
     mean = x + grad / prec
     proposal = mean + rng.standard_normal() / np.sqrt(prec)
-    ll_p, g_p, info_p = item_pass(answers_t, state.theta, np.full(len(state.b), np.exp(proposal)), state.b)
+    ll_p, g_p, info_p = passes.items(state.theta, np.full(len(state.b), np.exp(proposal)), state.b)
     prec_p = info_p[:, 0].sum() + 1 / LOG_A_MEAN_SD**2
     mean_p = proposal + (g_p[:, 0].sum() - proposal / LOG_A_MEAN_SD**2) / prec_p
     log_ratio = (ll_p.sum() - proposal**2 / (2 * LOG_A_MEAN_SD**2)) - (state.item_loglik.sum() - x**2 / (2 * LOG_A_MEAN_SD**2))
@@ -223,7 +224,7 @@ def all_items(state: State, name: str) -> np.ndarray:
     return np.concatenate([values] + [getattr(t, name) for t in state.typed]) if state.typed else values
 
 
-def interweave_log_a_sigma(answers_t, state: State, rng, parts, typed: tuple = ()) -> None:
+def interweave_log_a_sigma(passes: MatrixPasses, state: State, rng, parts, typed: tuple = ()) -> None:
     r"""Step 5 (2PL): :math:`\sigma_{\log a}` once more, in the non-centred coordinates
     (ancillarity-sufficiency interweaving, Yu and Meng 2011): the standardised slopes
     :math:`\epsilon_j = (\log a_j - \mu_{\log a}) / \sigma_{\log a}` (and the :math:`b_j`) stay
@@ -256,7 +257,7 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts, typed: tuple = (
     proposal = mean + rng.standard_normal() / np.sqrt(prec)
     new_dev = np.exp(proposal) * eps
     new_log_a = state.log_a_mean + new_dev
-    ll_p, g_p, info_p = item_pass(answers_t, state.theta, np.exp(new_log_a[:n_binary]), state.b)
+    ll_p, g_p, info_p = passes.items(state.theta, np.exp(new_log_a[:n_binary]), state.b)
     bounds = np.cumsum([n_binary] + [len(values.b) for values in state.typed])
     moved = [slope_sums(block, values, state.theta, new_log_a[lo:hi]) for block, values, lo, hi in zip(typed, state.typed, bounds[:-1], bounds[1:])]
     mean_p, prec_p = newton(proposal, new_dev, joined(g_p[:, 0], moved, 1), joined(info_p[:, 0], moved, 2))
@@ -271,7 +272,7 @@ def interweave_log_a_sigma(answers_t, state: State, rng, parts, typed: tuple = (
             values.log_a, values.loglik = new_log_a[lo:hi], part[0]
 
 
-def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None = None, warming: bool = False,
+def sweep(passes: MatrixPasses, state: State, rng, two_pl: bool, independent: tuple | None = None, warming: bool = False,
           typed: tuple = ()) -> None:
     """One sweep of steps 1-4 (module docstring); ``warming``: a warmup sweep, where items far from
     their conditional mode climb to it (:func:`~bayes_raters.leaderboard.items.climb_far_items`). A
@@ -280,35 +281,35 @@ def sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tupl
     warnings are silenced here. ``typed``: the answers of the other response types
     (:class:`~bayes_raters.leaderboard.typed.TypedAnswers`, mixed leaderboards), whose items move after the 0/1 items."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        _sweep(answers, answers_t, state, rng, two_pl, independent, warming, typed)
+        _sweep(passes, state, rng, two_pl, independent, warming, typed)
 
 
-def _sweep(answers, answers_t, state: State, rng, two_pl: bool, independent: tuple | None, warming: bool, typed: tuple) -> None:
+def _sweep(passes: MatrixPasses, state: State, rng, two_pl: bool, independent: tuple | None, warming: bool, typed: tuple) -> None:
     """``independent``: the (abilities, items) independence proposals, or None during warmup."""
     independent_theta, independent, independent_typed = (None, None, ()) if independent is None else independent
     independent_typed = independent_typed or (None,) * len(typed)
     passed = None
-    shape = (answers.shape[0], answers.shape[1] + sum(len(block.positions) for block in typed))
+    shape = (passes.shape[0], passes.shape[1] + sum(len(block.positions) for block in typed))
     for _ in range(theta_updates(*shape)):  # the items do not change between them: each starts from the last one's pass
-        passed = update_theta(answers, answers_t, state, rng, independent_theta, passed, typed)
+        passed = update_theta(passes, state, rng, independent_theta, passed, typed)
     if warming and state.climb is None:
         state.climb = np.ones(len(state.b))
     parts = None
     for _ in range(item_updates(*shape)):  # nothing changes between them but the items: each starts from the last one's pass
         if len(state.b):
-            parts = update_items(answers_t, state, rng, two_pl, independent, parts, state.climb if warming else None)
+            parts = update_items(passes, state, rng, two_pl, independent, parts, state.climb if warming else None)
     for block, values, proposal in zip(typed, state.typed, independent_typed):
         for _ in range(block.kind.updates):
             update_typed_items(block, values, state, rng, proposal)
     for block, values in zip(typed, state.typed):
         update_shared_extra(block, values, state, rng)
     if not two_pl:
-        update_common_slope(answers_t, state, rng, parts)
+        update_common_slope(passes, state, rng, parts)
     shift_move(state, rng)
     scale_move(state, rng, two_pl)
     update_hyperparameters(state, rng, two_pl)
     if two_pl and interweaves(*shape) and not (warming and typed):  # mixed: not while typed items climb (interweave's docstring)
-        interweave_log_a_sigma(answers_t, state, rng, parts, typed)
+        interweave_log_a_sigma(passes, state, rng, parts, typed)
 
 
 def log_prior(state: State, two_pl: bool, typed: tuple = ()) -> float:
@@ -333,9 +334,9 @@ class Chain:
     SCALARS_1PL = ("b_mean", "b_sigma", "a_common")
     STATS = ("accept_theta", "accept_items", "accept_scale", "lp")
 
-    def __init__(self, answers: np.ndarray, answers_t: np.ndarray, two_pl: bool, rng: np.random.Generator, typed: tuple = ()):
-        self.answers, self.answers_t, self.two_pl, self.rng, self.typed = answers, answers_t, two_pl, rng, tuple(typed)
-        self.state = start_state(answers, rng) if not typed else start_mixed(answers, self.typed, rng)
+    def __init__(self, passes: MatrixPasses, two_pl: bool, rng: np.random.Generator, typed: tuple = ()):
+        self.passes, self.two_pl, self.rng, self.typed = passes, two_pl, rng, tuple(typed)
+        self.state = start_state(passes.answers, rng) if not typed else start_mixed(passes.answers, self.typed, rng)
         self.independent: tuple | None = None
 
     def warm_up(self, tune: int, progress=None) -> None:
@@ -346,7 +347,7 @@ class Chain:
         proposal); ``progress(done)`` after each."""
         warm, warm_theta, warm_typed = [], [], []
         for it in range(tune):
-            sweep(self.answers, self.answers_t, self.state, self.rng, self.two_pl, warming=it < tune // 2, typed=self.typed)
+            sweep(self.passes, self.state, self.rng, self.two_pl, warming=it < tune // 2, typed=self.typed)
             if it >= tune // 2:
                 warm.append(item_coordinates(self.state, self.two_pl))
                 warm_theta.append(self.state.theta[:, None].copy())
@@ -362,7 +363,7 @@ class Chain:
         ``item_loglik``, the hyperparameters and the statistics in :attr:`STATS`; for each response type
         ``i`` of a mixed leaderboard ``typed{i}_a``, ``_b``, ``_extra``, ``_loglik`` and ``accept_typed{i}``."""
         state = self.state
-        n_systems, n_items = self.answers.shape
+        n_systems, n_items = self.passes.shape
         out = {"theta": np.empty((draws, n_systems)), "a": np.empty((draws, n_items)), "b": np.empty((draws, n_items)),
                "item_loglik": np.empty((draws, n_items))}
         scalars = self.SCALARS_2PL if self.two_pl else self.SCALARS_1PL
@@ -372,7 +373,7 @@ class Chain:
             out |= {f"typed{i}_a": np.empty((draws, n)), f"typed{i}_b": np.empty((draws, n)), f"typed{i}_loglik": np.empty((draws, n)),
                     f"typed{i}_extra": np.empty((draws,) + block.kind.start_extra(n).shape), f"accept_typed{i}": np.empty(draws)}
         for d in range(draws):
-            sweep(self.answers, self.answers_t, state, self.rng, self.two_pl, self.independent, typed=self.typed)
+            sweep(self.passes, state, self.rng, self.two_pl, self.independent, typed=self.typed)
             out["theta"][d], out["a"][d], out["b"][d] = state.theta, np.exp(state.log_a), state.b
             out["item_loglik"][d] = state.item_loglik
             values = {"b_mean": state.b_mean, "b_sigma": state.b_sigma, "log_a_mean": state.log_a_mean,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numba
 
@@ -64,12 +64,24 @@ def _advance(run: Chain, tune: int, draws: int, threads: int | None, label: tupl
     return run, out
 
 
-def advance_chains(runs: list[Chain], tune: int, draws: int, *, name: str, show: bool, cores: int | None = None) -> tuple[list[Chain], list[dict]]:
+def advance_chains(runs: list[Chain], tune: int, draws: int, *, name: str, show: bool, cores: int | None = None,
+                   remote: bool = False) -> tuple[list[Chain], list[dict]]:
     """Every chain by ``tune`` warm-up and ``draws`` recorded sweeps, side by side where
     :func:`chain_workers` allows (progress shown for the first chain there), else in turn. Returns
-    the advanced chains (in a process they come back as copies) and each one's draws."""
-    workers = chain_workers(len(runs), cores)
+    the advanced chains (in a process they come back as copies) and each one's draws. ``remote``:
+    the 0/1 passes run on a Dask cluster (:class:`~bayes_raters.leaderboard.sharded.DaskPasses`), whose
+    client cannot cross a fork: the chains run side by side in threads of this process (a chain
+    waiting on the cluster holds no lock; up to ``cores`` at once), or in turn where they have answers
+    of other types, whose Numba passes run here (the fork-safe threading layer takes one launching
+    thread at a time)."""
     labels = [(name, chain, len(runs)) if show else None for chain in range(len(runs))]
+    if remote:
+        workers = 1 if runs[0].typed else min(len(runs), len(runs) if cores is None else int(cores))
+        labels = labels if workers == 1 else [labels[0]] + [None] * (len(runs) - 1)
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(_advance, runs, [tune] * len(runs), [draws] * len(runs), [None] * len(runs), labels))
+        return [run for run, _ in results], [out for _, out in results]
+    workers = chain_workers(len(runs), cores)
     if workers == 1:
         results = [_advance(run, tune, draws, None, label) for run, label in zip(runs, labels)]
     else:

@@ -15,6 +15,7 @@ from bayes_raters.labels.calibration import expected_calibration_error, reliabil
 from bayes_raters.leaderboard import fit_leaderboard, plant_item_errors, simulate_leaderboard
 from bayes_raters.leaderboard.audit import HYPOTHESES, mixture_probabilities, saturation
 from bayes_raters.leaderboard.items import item_modes, laplace_log_evidence
+from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.state import State
 
 
@@ -37,7 +38,7 @@ def test_the_laplace_evidence_matches_a_quadrature(a, b):
     y = (rng.random(300) < special.expit(a * (theta - b))).astype(np.int8)
     state = State(theta, np.zeros(1), np.zeros(1), b_mean=0.0, b_sigma=1.2, log_a_mean=-0.1, log_a_sigma=0.5)
     start = np.array([[state.log_a_mean, 0.0]])
-    x, target, chol = item_modes(y[None, :], theta, state, True, start)
+    x, target, chol = item_modes(MatrixPasses(y[None, :].T, y[None, :]), theta, state, True, start)
     laplace = laplace_log_evidence(target, chol, state, True)[0]
     # the prior's normalising constants alone are log(2 pi 0.5 1.2) = 1.33, the Gaussian's log(2 pi) 1.84:
     # a dropped one fails; Laplace's own error is 0.07 on the weak item (a skewed log a), below 0.01 on the other
@@ -50,8 +51,8 @@ def test_the_mode_is_where_the_newton_step_vanishes():
     y = (rng.random((3, 400)) < special.expit(np.array([[0.8], [1.5], [0.2]]) * (theta - 0.4))).astype(np.int8)
     state = State(theta, np.zeros(3), np.zeros(3), b_mean=0.0, b_sigma=1.0, log_a_mean=0.0, log_a_sigma=0.5)
     far = np.array([[2.0, 3.0], [-2.0, -3.0], [0.0, 0.0]])
-    x, target, _ = item_modes(y, theta, state, True, far)
-    again, target_again, _ = item_modes(y, theta, state, True, x + 0.01)
+    x, target, _ = item_modes(MatrixPasses(y.T, y), theta, state, True, far)
+    again, target_again, _ = item_modes(MatrixPasses(y.T, y), theta, state, True, x + 0.01)
     np.testing.assert_allclose(again, x, atol=1e-5)  # the posterior SDs are near 0.1
     assert np.all(target_again <= target + 1e-9)
 

@@ -14,7 +14,7 @@ from scipy import integrate, stats
 
 from bayes_raters.leaderboard import build_leaderboard_model, fit_leaderboard, simulate_leaderboard
 from bayes_raters.leaderboard import sampler as blocked
-from bayes_raters.leaderboard.kernel import abilities_pass, item_pass
+from bayes_raters.leaderboard.kernel import MatrixPasses, abilities_pass, item_pass
 from bayes_raters.leaderboard.model import answer_matrix
 
 
@@ -47,13 +47,13 @@ def test_an_item_update_hands_the_next_one_the_pass_at_the_accepted_items(two_pl
     data, state = _state(3)
     rng = np.random.default_rng(4)
     for _ in range(3):
-        passed = blocked.update_items(data.answers_t, state, rng, two_pl)
+        passed = blocked.update_items(MatrixPasses(data.answers, data.answers_t), state, rng, two_pl)
         assert 0.05 < state.accepted["items"] < 1.0  # some items moved, some stayed
         ll, g, info = item_pass(data.answers_t, state.theta, np.exp(state.log_a), state.b)
         np.testing.assert_allclose(state.item_loglik, ll, rtol=1e-12)
         np.testing.assert_allclose(passed[0], g, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(passed[1], info, rtol=1e-12, atol=1e-12)
-        blocked.update_items(data.answers_t, state, rng, two_pl, passed=passed)
+        blocked.update_items(MatrixPasses(data.answers, data.answers_t), state, rng, two_pl, passed=passed)
 
 
 def test_an_ability_update_hands_the_next_one_the_pass_at_the_accepted_abilities():
@@ -64,7 +64,7 @@ def test_an_ability_update_hands_the_next_one_the_pass_at_the_accepted_abilities
     poor = blocked.IndependenceProposal(rng.normal(3.0, 0.1, (200, len(state.theta), 1)))  # far off: many rejections
     passed = None
     for _ in range(3):
-        passed = blocked.update_theta(data.answers, data.answers_t, state, rng, poor, passed)
+        passed = blocked.update_theta(MatrixPasses(data.answers, data.answers_t), state, rng, poor, passed)
         assert 0.05 < state.accepted["theta"] < 1.0  # some abilities moved, some stayed
         fresh = abilities_pass(data.answers, data.answers_t, state.theta, np.exp(state.log_a), state.b)
         for handed, expected in zip(passed, fresh, strict=True):
@@ -108,7 +108,7 @@ def test_the_ability_update_leaves_each_conditional_invariant(with_independence)
     answers_t = np.ascontiguousarray(answers.T)
     passed = None
     for d in range(len(draws)):  # each update handed the last one's pass, as in a sweep where systems outnumber items
-        passed = blocked.update_theta(answers, answers_t, state, rng, proposal, passed)
+        passed = blocked.update_theta(MatrixPasses(answers, answers_t), state, rng, proposal, passed)
         draws[d] = state.theta
     grid = np.linspace(-6, 9, 6001)
     eta = a * (grid[:, None, None] - b)  # grid x 1 x items
@@ -188,7 +188,7 @@ def test_items_far_from_their_mode_climb_to_it_during_warmup_and_stay_stuck_with
         climb = np.ones(len(b)) if climbing else None
         rng = np.random.default_rng(9)
         for _ in range(30):
-            blocked.update_items(data.answers_t, state, rng, True, climb=climb)
+            blocked.update_items(MatrixPasses(data.answers, data.answers_t), state, rng, True, climb=climb)
         moved[climbing] = np.abs(state.log_a - log_a)
     assert (moved[False] > 1.0).sum() >= 8  # most stuck near the start, 1.2 away (9 of 12 here)
     assert np.all(moved[True] < 0.25)  # at the mode, within a few posterior SDs of the truth (4,000 answers per item)
