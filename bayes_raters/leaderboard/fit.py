@@ -17,6 +17,7 @@ from bayes_raters.errors import InvalidInputError
 from bayes_raters.fit_signature import sampler_block
 from bayes_raters.inference_record import InferenceRecord
 from bayes_raters.leaderboard.convergence import leaderboard_report
+from bayes_raters.leaderboard.jax_passes import JaxPasses
 from bayes_raters.leaderboard.kernel import MatrixPasses
 from bayes_raters.leaderboard.mixed import TYPE_VARIABLES, is_mixed, mixed_answers, mixed_posterior, type_variables
 from bayes_raters.leaderboard.model import AnswerMatrix, LeaderboardSpec, answer_matrix, check_model
@@ -70,6 +71,7 @@ def fit_leaderboard(
     *,
     item_types: dict | pd.Series | None = None,
     options: int = 4,
+    backend: Literal["numba", "jax"] = "numba",
     client=None,
     respondent: str = "respondent",
     item: str = "item",
@@ -108,6 +110,10 @@ def fit_leaderboard(
         model, scores in [0, 1] the bounded model, so such a table is mixed without this argument.
     options : int
         The 3PL items' number of options: their guessing chance's prior is centred on 1 / ``options``.
+    backend : {"numba", "jax"}
+        Where the passes over the 0/1 answers run: Numba kernels on this machine's cores, or JAX on its
+        default device, a GPU where it has one (:mod:`bayes_raters.leaderboard.jax_passes`; the draws equal
+        Numba's up to the sums' rounding). The chains then run side by side in threads, as with ``client``.
     client : distributed.Client, optional
         Shard the passes over the 0/1 answers across the workers of this Dask cluster
         (:mod:`bayes_raters.leaderboard.sharded`): the same draws as without it for the same seed, where the
@@ -146,7 +152,7 @@ def fit_leaderboard(
         data, typed, types, _ = mixed_answers(data, item_types, options=options, respondent=respondent, item=item, score=score)
     else:
         data = answer_matrix(data, respondent=respondent, item=item, score=score)
-    passes = answer_passes(data, client)
+    passes = answer_passes(data, backend, client)
     runs = [Chain(passes, name == "2pl", rng, typed) for rng in seeded_rng(random_seed).spawn(chains)]
     show = resolve_progressbar(progressbar)
     started = time.perf_counter()
@@ -156,7 +162,7 @@ def fit_leaderboard(
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
     while True:
-        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores, remote=client is not None)
+        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores, in_threads=client is not None or backend == "jax")
         tune = 0
         for chain_blocks, out in zip(blocks, outs):
             chain_blocks.append(out)
@@ -172,14 +178,26 @@ def fit_leaderboard(
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     rule = (f"{draws} draws per chain" if draws is not None else
             f"{first_block(*shape)} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
-    where = "" if client is None else f" (0/1 passes sharded over {len(passes.holders)} Dask workers)"
+    where = f" (0/1 passes sharded over {len(passes.holders)} Dask workers)" if client is not None else \
+        f" (0/1 passes by JAX on {passes.device})" if backend == "jax" else ""
     InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler" + where, draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
 
 
-def answer_passes(data: AnswerMatrix, client) -> MatrixPasses | DaskPasses:
-    """The passes over the 0/1 answers: in this process, or sharded over ``client``'s Dask workers."""
+def answer_passes(data: AnswerMatrix, backend: str, client) -> MatrixPasses | DaskPasses | JaxPasses:
+    """The passes over the 0/1 answers: by Numba in this process, by JAX on its device, or sharded over
+    ``client``'s Dask workers."""
+    if backend not in ("numba", "jax"):
+        raise InvalidInputError(f"backend must be 'numba' or 'jax', got {backend!r}.")
+    if backend == "jax" and client is not None:
+        raise InvalidInputError("backend='jax' runs the passes on this machine's JAX device; client= shards them with Numba on Dask "
+                                "workers: pass one of the two.")
+    if backend == "jax":
+        try:
+            return JaxPasses(data.answers)
+        except ImportError as error:
+            raise InvalidInputError("backend='jax' needs JAX: pip install 'bayes-raters[jax]' (a CUDA jaxlib for a GPU).") from error
     if client is None:
         return MatrixPasses(data.answers, data.answers_t)
     try:

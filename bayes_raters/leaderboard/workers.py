@@ -65,17 +65,17 @@ def _advance(run: Chain, tune: int, draws: int, threads: int | None, label: tupl
 
 
 def advance_chains(runs: list[Chain], tune: int, draws: int, *, name: str, show: bool, cores: int | None = None,
-                   remote: bool = False) -> tuple[list[Chain], list[dict]]:
+                   in_threads: bool = False) -> tuple[list[Chain], list[dict]]:
     """Every chain by ``tune`` warm-up and ``draws`` recorded sweeps, side by side where
     :func:`chain_workers` allows (progress shown for the first chain there), else in turn. Returns
-    the advanced chains (in a process they come back as copies) and each one's draws. ``remote``:
-    the 0/1 passes run on a Dask cluster (:class:`~bayes_raters.leaderboard.sharded.DaskPasses`), whose
-    client cannot cross a fork: the chains run side by side in threads of this process (a chain
-    waiting on the cluster holds no lock; up to ``cores`` at once), or in turn where they have answers
-    of other types, whose Numba passes run here (the fork-safe threading layer takes one launching
-    thread at a time)."""
+    the advanced chains (in a process they come back as copies) and each one's draws. ``in_threads``:
+    the 0/1 passes run on a Dask cluster (:class:`~bayes_raters.leaderboard.sharded.DaskPasses`) or a
+    JAX device (:class:`~bayes_raters.leaderboard.jax_passes.JaxPasses`), neither of which may cross a
+    fork: the chains run side by side in threads of this process (a chain waiting on its passes holds
+    no lock; up to ``cores`` at once), or in turn where they have answers of other types, whose Numba
+    passes run here (the fork-safe threading layer takes one launching thread at a time)."""
     labels = [(name, chain, len(runs)) if show else None for chain in range(len(runs))]
-    if remote:
+    if in_threads:
         workers = 1 if runs[0].typed else min(len(runs), len(runs) if cores is None else int(cores))
         labels = labels if workers == 1 else [labels[0]] + [None] * (len(runs) - 1)
         with ThreadPoolExecutor(workers) as pool:
