@@ -5,6 +5,7 @@ discrimination, flags), sampled by the blocked sampler of :mod:`bayes_raters.lea
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from bayes_raters.cli.files import Output, progressbar, read_table
 from bayes_raters.cli.options import file_options, output_options
@@ -42,8 +43,31 @@ def add_parser(commands, command) -> None:
     model.add_argument("--seed", type=int, metavar="N", default=0, help="random seed of the sampler")
     model.add_argument("--audit", action="store_true",
                        help="also audit the items: P(mis-keyed), P(answered at random), saturation (sorted by P(mis-keyed))")
+    model.add_argument("--backend", choices=["numba", "jax"], default="numba",
+                       help="where the passes over the 0/1 answers run: Numba on this machine's cores, or JAX on its device (a GPU)")
+    model.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="a Dask scheduler (e.g. tcp://10.0.0.5:8786): the 0/1 passes sharded over its workers, the same draws")
     model.add_argument("--top", type=int, metavar="N", default=20, help="rows of each table printed (all in --json and --output)")
     output_options(leaderboard)
+
+
+@contextlib.contextmanager
+def dask_client(address: str | None):
+    """A ``distributed.Client`` of the scheduler at ``address`` for the fit (None: no client)."""
+    if address is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError as error:
+        raise InvalidInputError("--scheduler needs dask.distributed: pip install 'bayes-raters[dask]'.") from error
+    try:
+        client = Client(address, timeout=10)
+    except OSError as error:
+        raise InvalidInputError(f"--scheduler {address}: no Dask scheduler answered ({error}); start one with "
+                                "`dask scheduler` and its workers with `dask worker ADDRESS`.") from error
+    with client:
+        yield client
 
 
 def leaderboard(args: argparse.Namespace) -> Output:
@@ -58,10 +82,11 @@ def leaderboard(args: argparse.Namespace) -> Output:
         if list(declared.columns[:2]) != ["item", "type"]:
             raise InvalidInputError(f"{args.item_types}: the item types file needs the columns item, type; found {list(declared.columns)}.")
         item_types = dict(zip(declared["item"], declared["type"]))
-    result = fit_leaderboard(answers, args.model, item_types=item_types, options=args.options, draws=args.draws, tune=args.tune,
-                             chains=args.chains, random_seed=args.seed,
-                             progressbar=progressbar(args), respondent=args.respondent_column, item=args.item_column,
-                             score=args.correct_column)
+    with dask_client(args.scheduler) as client:
+        result = fit_leaderboard(answers, args.model, item_types=item_types, options=args.options, backend=args.backend, client=client,
+                                 draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
+                                 progressbar=progressbar(args), respondent=args.respondent_column, item=args.item_column,
+                                 score=args.correct_column)
     tables = {"systems": result.system_table(args.ci), "items": result.item_table(args.ci)}
     flagged = tables["items"][tables["items"]["flag"] != ""]
     text = "\n\n".join([

@@ -79,3 +79,25 @@ def test_item_types_make_a_mixed_leaderboard_and_its_errors_name_the_flags(tmp_p
     assert main(["leaderboard", str(path), "--item-types", str(types), "--model", "1pl", *fast]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "--model 2pl" in err and "model=" not in err
+
+
+def test_a_dask_scheduler_or_jax_gives_the_tables_of_the_default_backend(answers_file, capsys):
+    """``--scheduler``: the same draws, so the same tables to the last digit; ``--backend jax``: the same to rounding."""
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("jax")
+    assert main(["leaderboard", str(answers_file), *FAST, "--json"]) == 0
+    here = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert main(["leaderboard", str(answers_file), *FAST, "--json", "--scheduler", cluster.scheduler_address]) == 0
+    there = json.loads(capsys.readouterr().out)
+    assert there["systems"] == here["systems"] and there["items"] == here["items"]
+    assert "Dask workers" in there["inference"]["sampler"]
+    assert main(["leaderboard", str(answers_file), *FAST, "--json", "--backend", "jax"]) == 0
+    on_jax = json.loads(capsys.readouterr().out)
+    assert pd.DataFrame(on_jax["systems"])["theta_mean"].to_numpy() == pytest.approx(pd.DataFrame(here["systems"])["theta_mean"].to_numpy(), abs=1e-6)
+
+
+def test_a_scheduler_that_does_not_answer_is_named(answers_file, capsys):
+    pytest.importorskip("distributed")
+    assert main(["leaderboard", str(answers_file), *FAST, "--scheduler", "tcp://127.0.0.1:9"]) == EXIT_BAD_INPUT
+    assert "no Dask scheduler answered" in capsys.readouterr().err
