@@ -22,8 +22,8 @@ reduction uses ``np.floor``, a double: AVX2 cannot convert doubles to 64-bit int
 registers), so that LLVM vectorises the block over four answers at a time; ``math.exp`` does not
 vectorise without Intel's SVML. That is several times faster than ``math.exp`` per answer and
 an order of magnitude faster than the same sums in NumPy on the masked dense matrix
-(``models/leaderboards.md`` gives the timings). The sampler makes six passes per sweep (five where
-systems outnumber items: no interweaving step). PyTensor's compiled graph of the joint model evaluates the same sums but
+(``models/leaderboards.md`` gives the timings). The sampler makes seven passes per sweep where items
+outnumber systems (two ability, five item passes) and six otherwise (three of each, no interweaving step). PyTensor's compiled graph of the joint model evaluates the same sums but
 couples every parameter into one gradient, which is what NUTS needed 60 leapfrog steps per draw
 for (``benchmarks/bench_leaderboard.py``).
 """
