@@ -37,7 +37,7 @@ from bayes_raters.leaderboard.kernel import SYSTEM_BLOCK, by_item_layout, item_p
 
 def shard_bounds(n: int, shards: int, block: int = 1) -> list[tuple[int, int]]:
     """``n`` rows cut into at most ``shards`` contiguous ``(start, stop)`` ranges as equal as whole
-    ``block``\\ s allow (the last range takes the remainder); no range is empty.
+    blocks of ``block`` rows allow (the last range takes the remainder); no range is empty.
 
     Parameters
     ----------
@@ -56,7 +56,7 @@ def shard_bounds(n: int, shards: int, block: int = 1) -> list[tuple[int, int]]:
     Examples
     --------
     >>> shard_bounds(10, 3)
-    [(0, 4), (4, 7), (7, 10)]
+    [(0, 3), (3, 7), (7, 10)]
     >>> shard_bounds(600, 2, block=256)
     [(0, 512), (512, 600)]
     """
