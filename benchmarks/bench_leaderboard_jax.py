@@ -12,7 +12,6 @@ Measured figures: ``models/leaderboards.md``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import warnings
@@ -22,15 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _machine import machine_line  # noqa: E402
-from bench_leaderboard_sharded import timed  # noqa: E402
+from bench_leaderboard_sharded import fit_arguments, timed  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--shape", type=int, nargs=2, default=(200, 10000), metavar=("SYSTEMS", "ITEMS"))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--tune", type=int, default=100)
-    parser.add_argument("--draws", type=int, default=200)
+    parser = fit_arguments(__doc__.split("\n")[0])
     parser.add_argument("--no-fit", action="store_true", help="the passes only")
     args = parser.parse_args()
     from bayes_raters.leaderboard import fit_leaderboard, simulate_leaderboard

@@ -140,12 +140,18 @@ def projection(shape, share_per_element: float, passes: dict, ns_per_answer: flo
           "ms a sweep by workers, " + ", ".join(row), flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def fit_arguments(description: str) -> argparse.ArgumentParser:
+    """The options both passes benchmarks take: the shape, the seed, the sweeps of each fit."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--shape", type=int, nargs=2, default=(200, 10000), metavar=("SYSTEMS", "ITEMS"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tune", type=int, default=100)
     parser.add_argument("--draws", type=int, default=200)
+    return parser
+
+
+def main() -> None:
+    parser = fit_arguments(__doc__.split("\n")[0])
     parser.add_argument("--bandwidth", type=float, default=1.25e9, help="bytes per second out of the calling process (10 GbE)")
     parser.add_argument("--cores-per-worker", type=int, default=8)
     args = parser.parse_args()
