@@ -7,10 +7,10 @@ Printed:
    every core), the same pass sharded over 1 and 2 local workers, and the round trip of an empty call
    to a worker, by a Dask task (through the scheduler) and by an actor (direct, what ``DaskPasses``
    uses). A pass costs about ``answers x ns per answer / cores + round trip``.
-2. **Per fit** (the same seed, ``--tune`` + ``--draws`` sweeps, 2 chains): in process (the default:
-   the chains in two forked processes), on a LocalCluster of 1 worker with 2 threads and of 2 workers
-   with 1 thread each (the chains side by side in threads here); wall time, seconds per sweep, and
-   whether the draws equal the in-process draws bit for bit.
+2. **Per fit** (the same seed, ``--tune`` + ``--draws`` sweeps, 2 chains; not with ``--no-fit``): in
+   process (the default: the chains in two forked processes), on LocalClusters of 1 and 2 workers of one
+   thread each (1 -> 2 workers) and of 1 worker with every core (the chains side by side in threads
+   here); wall time, seconds per sweep, and whether the draws equal the in-process draws bit for bit.
 3. **The calling process's share of a sweep** (everything but the passes: proposals, Metropolis-Hastings,
    group moves, hyperparameters), measured by timing the passes inside a sweep; it does not shrink with
    workers and sets the floor.
@@ -154,6 +154,7 @@ def main() -> None:
     parser = fit_arguments(__doc__.split("\n")[0])
     parser.add_argument("--bandwidth", type=float, default=1.25e9, help="bytes per second out of the calling process (10 GbE)")
     parser.add_argument("--cores-per-worker", type=int, default=8)
+    parser.add_argument("--no-fit", action="store_true", help="the passes and the projection only, no fits")
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
@@ -181,9 +182,9 @@ def main() -> None:
           f"({ns_per_answer:.2f} ns per answer in the item pass); {cores} threads: {1e3 * every['items']:.1f}, {1e3 * every['abilities']:.1f}")
     settings = dict(draws=args.draws, tune=args.tune, random_seed=args.seed, progressbar=False)
     print(f"2. per fit ({args.tune} + {args.draws} sweeps a chain):", flush=True)
-    reference = fit_row("in process (chains in forked processes)", table, settings)
+    reference = None if args.no_fit else fit_row("in process (chains in forked processes)", table, settings)
     trip = None
-    for workers, threads in ((1, cores), (2, max(1, cores // 2))):
+    for workers, threads in ((1, 1), (2, 1), (1, cores)):  # 1 -> 2 workers of one core each; one worker with every core
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None) as cluster, \
@@ -196,7 +197,9 @@ def main() -> None:
                       f"{1e3 * passes['abilities']:.1f} ms; empty round trip by task {1e3 * task:.2f} ms, by actor {1e3 * actor:.2f} ms",
                       flush=True)
                 del sharded
-                fit_row(f"Dask, {workers} worker(s) x {threads} thread(s) (chains in threads)", table, settings, reference, client)
+                if not args.no_fit:
+                    fit_row(f"Dask, {workers} worker(s) x {threads} thread(s) (chains in threads)", table, settings, reference,
+                            client)
     per_sweep, in_passes, kinds = driver_share(data, 100)
     share = per_sweep - in_passes
     print(f"3. one chain in process, {cores} threads: {1e3 * per_sweep:.1f} ms a sweep, {kinds['abilities']:.0f} ability and "
