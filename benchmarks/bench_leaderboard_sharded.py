@@ -29,6 +29,7 @@ Measured figures: ``models/leaderboards.md``.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 import warnings
@@ -163,6 +164,7 @@ def main() -> None:
     from bayes_raters.leaderboard.model import answer_matrix
     from bayes_raters.leaderboard.sharded import DaskPasses
 
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # a worker's heartbeat cut off as its cluster closes
     print(machine_line())
     table, _ = simulate_leaderboard(*args.shape, random_seed=args.seed)
     data = answer_matrix(table)
