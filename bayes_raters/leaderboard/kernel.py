@@ -23,9 +23,10 @@ registers), so that LLVM vectorises the block over four answers at a time; ``mat
 vectorise without Intel's SVML. That is several times faster than ``math.exp`` per answer and
 an order of magnitude faster than the same sums in NumPy on the masked dense matrix
 (``models/leaderboards.md`` gives the timings). The sampler makes seven passes per sweep where items
-outnumber systems (two ability, five item passes) and six otherwise (three of each, no interweaving step). PyTensor's compiled graph of the joint model evaluates the same sums but
-couples every parameter into one gradient, which is what NUTS needed 60 leapfrog steps per draw
-for (``benchmarks/bench_leaderboard.py``).
+outnumber systems (two ability, five item passes) and six otherwise (three of each, no interweaving
+step). PyTensor's compiled graph of the joint model evaluates the same sums but couples every
+parameter into one gradient, which is what NUTS needed 60 leapfrog steps per draw for
+(``benchmarks/bench_leaderboard.py``).
 """
 
 from __future__ import annotations

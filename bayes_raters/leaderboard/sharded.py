@@ -134,7 +134,7 @@ class DaskPasses:
             worker = workers[k % len(workers)]
             rows = self._system_shard(*self.system_bounds[k]) if k < len(self.system_bounds) else np.zeros((0, 0), np.int8)
             columns = np.ascontiguousarray(answers[:, slice(*self.item_bounds[k])].T) if k < len(self.item_bounds) else np.zeros((0, n_systems), np.int8)
-            rows, columns = client.scatter([rows, columns], workers=[worker], direct=True)
+            rows, columns = client.scatter([rows, columns], workers=[worker], direct=True, hash=False)  # equal shards, own keys
             holder = client.submit(ShardHolder, rows, columns, self.by_item, threads[worker], actor=True, workers=[worker])
             self.holders.append(holder.result())
 
@@ -155,6 +155,8 @@ class DaskPasses:
 
     def items(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
         """Per item ``(loglik, gradient (items, 2), information (items, 3))``, each column shard on its worker."""
+        if not self.item_bounds:  # no 0/1 items (a suite of graded or bounded items only)
+            return item_pass(np.zeros((0, len(theta)), np.int8), theta, a, b)
         calls = [holder.items(theta, a[lo:hi], b[lo:hi]) for holder, (lo, hi) in zip(self.holders, self.item_bounds)]
         return _joined([call.result() for call in calls])
 

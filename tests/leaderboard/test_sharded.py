@@ -68,9 +68,11 @@ def test_a_sharded_fit_draws_what_the_in_process_fit_draws(client, shape, model)
     assert np.array_equal(there.idata["sample_stats"]["lp"].values, here.idata["sample_stats"]["lp"].values)
 
 
-def test_a_sharded_mixed_fit_draws_what_the_in_process_fit_draws(client):
-    """The graded and 3PL answers stay in this process; the 0/1 answers go to the cluster."""
-    table, truth = simulate_mixed_leaderboard(30, 10, 6, 6, grades=5, random_seed=3)
+@pytest.mark.parametrize("n_binary", [10, 0])
+def test_a_sharded_mixed_fit_draws_what_the_in_process_fit_draws(client, n_binary):
+    """The graded and 3PL answers stay in this process; the 0/1 answers (none: a suite without 0/1 items) go
+    to the cluster."""
+    table, truth = simulate_mixed_leaderboard(30, n_binary, 6, 6, grades=5, random_seed=3)
     settings = dict(item_types=truth["item_type"].to_dict(), draws=20, tune=20, random_seed=8, progressbar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
