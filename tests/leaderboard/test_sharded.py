@@ -85,3 +85,17 @@ def test_a_client_that_is_not_a_dask_client_is_refused():
     table, _ = simulate_leaderboard(10, 20, random_seed=1)
     with pytest.raises(InvalidInputError, match="distributed.Client"):
         fit_leaderboard(table, client="tcp://127.0.0.1:8786", draws=5, tune=5, progressbar=False)
+
+
+@pytest.mark.slow
+def test_a_sharded_default_fit_with_its_convergence_check_draws_what_the_in_process_fit_draws(client):
+    """The defaults (draws extended while the convergence check fails) at 600 x 1,500, both layouts' shards on
+    whole blocks: the same draws, the same number of them."""
+    table, _ = simulate_leaderboard(600, 1500, random_seed=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        here = fit_leaderboard(table, random_seed=12, progressbar=False)
+        there = fit_leaderboard(table, random_seed=12, progressbar=False, client=client)
+    assert there.convergence.draws == here.convergence.draws
+    for name in here.posterior.data_vars:
+        assert np.array_equal(there.posterior[name].values, here.posterior[name].values), name
