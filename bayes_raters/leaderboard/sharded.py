@@ -18,9 +18,10 @@ decision and every O(S + J) step stays in the calling process, so **the same see
 draws as the in-process sampler, bit for bit**, where the workers run the same compiled kernels
 (the same CPU family; ``tests/leaderboard/test_sharded.py`` checks it on a LocalCluster).
 
-What a sweep costs: five or six passes, each one round trip to every worker with
-:math:`8(S + J/W)` bytes out and :math:`48J/W` (item pass) or :math:`24S/W` (ability pass) bytes back
-per worker, plus the calling process's own steps. The scaling figures and the note on 16-64 workers
+What a sweep costs: six or seven passes, each one round trip to every worker, with
+:math:`8(S + 2J/W)` bytes out and :math:`48J/W` back per worker for the item pass and
+:math:`8(S/W + 2J)` out and :math:`24S/W` back for the ability pass, plus the calling process's own
+steps. The scaling figures and the note on 16-64 workers
 are in ``models/leaderboards.md`` (``benchmarks/bench_leaderboard_sharded.py`` measures them).
 The answers of other response types (graded, bounded, 3PL items of a mixed leaderboard) stay in the
 calling process.
