@@ -162,7 +162,7 @@ def fit_leaderboard(
     shape = (len(data.systems), len(data.items))
     block = first_block(*shape) if draws is None else draws
     while True:
-        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores, in_threads=client is not None or backend == "jax")
+        runs, outs = advance_chains(runs, tune, block, name=name, show=show, cores=cores, in_threads=not passes.forkable)
         tune = 0
         for chain_blocks, out in zip(blocks, outs):
             chain_blocks.append(out)
@@ -178,9 +178,7 @@ def fit_leaderboard(
     idata["sample_stats"].attrs["sampling_time"] = time.perf_counter() - started
     rule = (f"{draws} draws per chain" if draws is not None else
             f"{first_block(*shape)} draws per chain, {AUTO_EXTEND} more while the convergence check failed (up to {AUTO_MAX_DRAWS}): {report.draws}")
-    where = f" (0/1 passes sharded over {len(passes.holders)} Dask workers)" if client is not None else \
-        f" (0/1 passes by JAX on {passes.device})" if backend == "jax" else ""
-    InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler" + where, draws_rule=rule).write(idata)
+    InferenceRecord(path="metropolis_within_gibbs", sampler="bayes_raters.leaderboard.sampler" + passes.label, draws_rule=rule).write(idata)
     warn_if_not_converged(report, f"leaderboard {name.upper()}")
     return LeaderboardResult(idata=idata, spec=LeaderboardSpec(model=name), report=report)
 

@@ -22,6 +22,8 @@ not bit for bit. Memory on the device: the int8 matrix plus a few float64 tempor
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -37,8 +39,10 @@ def _sums(jnp, y, theta, a, b):
     return eta, loglik, resid, w
 
 
+@functools.cache
 def _compiled():
-    """The two jitted passes (made on first use, so that importing this module does not import JAX)."""
+    """The two jitted passes (made on first use, so that importing this module does not import JAX; made
+    once, so that a second fit reuses JAX's compiled code for the same shapes)."""
     import jax
     import jax.numpy as jnp
 
@@ -60,7 +64,8 @@ def _compiled():
 class JaxPasses:
     """:class:`~bayes_raters.leaderboard.kernel.MatrixPasses`' two passes computed by JAX on its default
     device (a GPU where JAX has one; module docstring). ``answers`` (systems x items, int8, -1 missing)
-    stays here for the sampler's start values; its transpose is put on the device once.
+    stays here for the sampler's start values; its transpose is put on the device once. ``label`` and
+    ``forkable`` as for :class:`~bayes_raters.leaderboard.kernel.MatrixPasses`.
 
     Parameters
     ----------
@@ -78,6 +83,8 @@ class JaxPasses:
     ((3, 2), (3, 3))
     """
 
+    forkable = False
+
     def __init__(self, answers: np.ndarray, device=None):
         import jax
 
@@ -91,6 +98,11 @@ class JaxPasses:
     def shape(self) -> tuple[int, int]:
         """(systems, items)."""
         return self.answers.shape
+
+    @property
+    def label(self) -> str:
+        """Where the passes run, for the fit's inference record."""
+        return f" (0/1 passes by JAX on {self.device})"
 
     def _run(self, function, theta, a, b) -> tuple:
         import jax

@@ -209,12 +209,16 @@ def by_item_layout(n_systems: int) -> bool:
     return n_systems >= 2 * SYSTEM_BLOCK
 
 
+def system_sums(layout: np.ndarray, by_item: bool, theta: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """:func:`system_pass`'s sums from ``layout``: the transposed answers (items x systems) by
+    :func:`system_pass_by_item` where ``by_item``, else the answers (systems x items) by :func:`system_pass`."""
+    return system_pass_by_item(layout, theta, a, b) if by_item else system_pass(layout, theta, a, b)
+
+
 def abilities_pass(answers: np.ndarray, answers_t: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """:func:`system_pass`'s sums by the faster layout for the shape (:func:`by_item_layout`):
-    :func:`system_pass_by_item` on ``answers_t`` or :func:`system_pass` on ``answers``."""
-    if by_item_layout(answers.shape[0]):
-        return system_pass_by_item(answers_t, theta, a, b)
-    return system_pass(answers, theta, a, b)
+    """:func:`system_pass`'s sums by the faster layout for the shape (:func:`by_item_layout`)."""
+    by_item = by_item_layout(answers.shape[0])
+    return system_sums(answers_t if by_item else answers, by_item, theta, a, b)
 
 
 class MatrixPasses:
@@ -222,7 +226,12 @@ class MatrixPasses:
     (per system) and :meth:`items` (per item). ``answers``: systems x items, int8, -1 missing;
     ``answers_t``: its contiguous transpose (made when not given). The sharded counterpart,
     :class:`~bayes_raters.leaderboard.sharded.DaskPasses`, answers the same calls from a Dask cluster
-    and keeps ``answers`` here for the sampler's start."""
+    and keeps ``answers`` here for the sampler's start. ``label``: where the passes run, for the fit's
+    inference record (empty here); ``forkable``: whether a chain holding these passes may run in a
+    forked process (a Dask client or a JAX device may not cross a fork)."""
+
+    label = ""
+    forkable = True
 
     def __init__(self, answers: np.ndarray, answers_t: np.ndarray | None = None):
         self.answers = answers

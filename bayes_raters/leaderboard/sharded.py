@@ -33,7 +33,7 @@ import numba
 import numpy as np
 
 from bayes_raters.errors import InvalidInputError
-from bayes_raters.leaderboard.kernel import SYSTEM_BLOCK, by_item_layout, item_pass, system_pass, system_pass_by_item
+from bayes_raters.leaderboard.kernel import SYSTEM_BLOCK, by_item_layout, item_pass, system_sums
 
 
 def shard_bounds(n: int, shards: int, block: int = 1) -> list[tuple[int, int]]:
@@ -84,7 +84,7 @@ class ShardHolder:
     def abilities(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
         """The row shard's ability sums (``theta``: the shard's systems; ``a``, ``b``: every item)."""
         _with_threads(self.threads)
-        return system_pass_by_item(self.rows, theta, a, b) if self.by_item else system_pass(self.rows, theta, a, b)
+        return system_sums(self.rows, self.by_item, theta, a, b)
 
     def items(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
         """The column shard's item sums (``theta``: every system; ``a``, ``b``: the shard's items)."""
@@ -100,7 +100,7 @@ class DaskPasses:
     tasks: a call goes to the worker directly, not through the scheduler, which made a pass's round
     trip several times shorter (``models/leaderboards.md`` gives the timings).
     ``answers`` stays here for the sampler's start values; the cluster frees the shards when this
-    object goes.
+    object goes. ``label`` and ``forkable`` as for :class:`~bayes_raters.leaderboard.kernel.MatrixPasses`.
 
     Parameters
     ----------
@@ -118,6 +118,8 @@ class DaskPasses:
     ...     passes = DaskPasses(client, answers)
     ...     loglik, grad, info = passes.items(theta, a, b)
     """
+
+    forkable = False
 
     def __init__(self, client, answers: np.ndarray, shards: int | None = None):
         workers = sorted(client.scheduler_info()["workers"])
@@ -148,6 +150,11 @@ class DaskPasses:
     def shape(self) -> tuple[int, int]:
         """(systems, items)."""
         return self.answers.shape
+
+    @property
+    def label(self) -> str:
+        """Where the passes run, for the fit's inference record."""
+        return f" (0/1 passes sharded over {len(self.holders)} Dask workers)"
 
     def abilities(self, theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
         """Per system ``(loglik, d/dtheta, information)``, each row shard on its worker."""
